@@ -1,0 +1,3 @@
+from xcindex.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,189 @@
+"""Bring a Database up to date with its index store, reading only what changed.
+
+The walk through libIndexStore happens in worker processes (both cores); the database is
+written from one worker thread at a time. A worker that dies (libIndexStore aborts on
+some corrupt files) costs only its batch, which is bisected until the unreadable unit or
+record is isolated and reported; everything else is still ingested.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import structlog
+
+from xcindex.actors.workers import WorkerDied, WorkerPool
+from xcindex.indexstore.database import Database, IngestCounters
+from xcindex.indexstore.model import DependencyKind, ReadFailure, RecordData, UnitInfo
+
+log = structlog.stdlib.get_logger(__name__)
+
+UNIT_BATCH = 64
+RECORD_BATCH = 32
+TEST_MODULES = frozenset({"XCTest", "Testing"})
+
+ProgressCallback = Callable[[int, int, str], Awaitable[None]]
+
+
+@dataclass
+class RefreshReport:
+    counters: IngestCounters
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, name, message)
+    duration_s: float = 0.0
+    changed: bool = False
+
+
+def scan_units(store_path: Path) -> dict[str, int]:
+    """Unit names with their modification times, from a directory listing (no libIndexStore)."""
+    units: dict[str, int] = {}
+    try:
+        with os.scandir(store_path / "v5" / "units") as entries:
+            for entry in entries:
+                if entry.is_file():
+                    units[entry.name] = entry.stat().st_mtime_ns
+    except FileNotFoundError:
+        pass
+    return units
+
+
+def newest_write_ns(store_path: Path) -> int:
+    """The newest modification inside the store (the folders the compiler writes into)."""
+    newest = 0
+    for sub in ("v5/units", "v5/records", "v5"):
+        try:
+            newest = max(newest, (store_path / sub).stat().st_mtime_ns)
+        except FileNotFoundError:
+            continue
+    units = scan_units(store_path)
+    if units:
+        newest = max(newest, max(units.values()))
+    return newest
+
+
+async def _read_isolating_crashes(
+    workers: WorkerPool, function: str, store: str, names: list[str]
+) -> list[Any]:
+    """Read a batch in a worker; if the worker dies, bisect to find the culprit(s)."""
+    try:
+        return await workers.run(function, store, names)
+    except WorkerDied:
+        if len(names) == 1:
+            return [
+                ReadFailure(names[0], "libIndexStore crashed while reading it (corrupt or truncated file)")
+            ]
+        middle = len(names) // 2
+        first = await _read_isolating_crashes(workers, function, store, names[:middle])
+        second = await _read_isolating_crashes(workers, function, store, names[middle:])
+        return first + second
+
+
+def _batches(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+async def refresh(
+    db: Database,
+    store_path: Path,
+    *,
+    workers: WorkerPool,
+    progress: ProgressCallback | None = None,
+) -> RefreshReport:
+    started = time.perf_counter()
+    counters = IngestCounters()
+    report = RefreshReport(counters)
+    store = str(store_path)
+    on_disk = await anyio.to_thread.run_sync(scan_units, store_path)
+    known = await anyio.to_thread.run_sync(db.known_units)
+    known_failures = await anyio.to_thread.run_sync(db.known_failures)
+
+    to_read = [
+        name
+        for name, mtime in on_disk.items()
+        if known.get(name) != mtime and not (name in known_failures and known_failures[name][1] == mtime)
+    ]
+    removed = [name for name in known if name not in on_disk]
+    report.failures.extend(
+        (kind, name, message)
+        for name, (kind, _, message) in known_failures.items()
+        if name in on_disk or kind == "record"
+    )
+
+    if removed:
+        await anyio.to_thread.run_sync(db.drop_units, removed)
+        counters.units_dropped += len(removed)
+
+    units: list[UnitInfo] = []
+    unit_failures: list[ReadFailure] = []
+    if to_read:
+        results: list[UnitInfo | ReadFailure] = []
+
+        async def read_unit_batch(batch: list[str]) -> None:
+            results.extend(await _read_isolating_crashes(workers, "read_units", store, batch))
+
+        async with anyio.create_task_group() as tg:
+            for batch in _batches(to_read, UNIT_BATCH):
+                tg.start_soon(read_unit_batch, batch)
+        for result in results:
+            (unit_failures if isinstance(result, ReadFailure) else units).append(result)  # type: ignore[arg-type]
+        counters.units_read = len(units)
+
+    user_units = [u for u in units if not u.is_system and u.main_file]
+    wanted: dict[str, None] = {}
+    for unit in user_units:
+        for dep in unit.dependencies:
+            if dep.kind == DependencyKind.RECORD:
+                wanted[dep.name] = None
+    present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
+    missing = [name for name in wanted if name not in present]
+    counters.records_reused = len(wanted) - len(missing)
+
+    record_failures: list[ReadFailure] = []
+    write_lock = anyio.Lock()
+    done = 0
+
+    async def read_record_batch(batch: list[str]) -> None:
+        nonlocal done
+        results = await _read_isolating_crashes(workers, "read_records", store, batch)
+        good = [r for r in results if isinstance(r, RecordData)]
+        record_failures.extend(r for r in results if isinstance(r, ReadFailure))
+        async with write_lock:
+            await anyio.to_thread.run_sync(db.add_records, good)
+        counters.records_read += len(good)
+        done += len(batch)
+        if progress is not None:
+            await progress(done, len(missing), "records")
+
+    if missing:
+        async with anyio.create_task_group() as tg:
+            for batch in _batches(missing, RECORD_BATCH):
+                tg.start_soon(read_record_batch, batch)
+
+    is_test = {
+        u.name: any(d.kind == DependencyKind.UNIT and d.module_name in TEST_MODULES for d in u.dependencies)
+        for u in units
+    }
+    if units:
+        await anyio.to_thread.run_sync(db.replace_units, units, is_test)
+    failure_rows = [(f.name, "unit", on_disk.get(f.name, 0), f.message) for f in unit_failures]
+    failure_rows += [(f.name, "record", 0, f.message) for f in record_failures]
+    if failure_rows:
+        await anyio.to_thread.run_sync(db.record_failures, failure_rows)
+        counters.failures = len(failure_rows)
+        report.failures.extend((kind, name, message) for name, kind, _, message in failure_rows)
+        for kind, name, message in ((r[1], r[0], r[3]) for r in failure_rows):
+            log.warning("index_file_unreadable", kind=kind, name=name, message=message, store=store)
+
+    report.changed = bool(units or removed)
+    if report.changed or not known:
+        await anyio.to_thread.run_sync(db.recompute_live_units)
+        await anyio.to_thread.run_sync(db.collect_garbage)
+    db.last_counters = counters
+    report.duration_s = time.perf_counter() - started
+    return report

@@ -1,0 +1,187 @@
+"""From what a caller gives (projectPath or indexStorePath) to an index store on disk.
+
+`indexStorePath` wins. A `projectPath` may be an `.xcodeproj`/`.xcworkspace` (its
+DerivedData folder, matched by the `WorkspacePath` in `info.plist` so that two checkouts of
+one project never answer for each other), a SwiftPM package folder or its `Package.swift`
+(`.build/<triple>/debug/index/store`, or sourcekit-lsp's `.build/index-build/...` store
+when that one is newer). Import-light: the hooks and the doctor use it.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xcindex.warnings import WarningCode, XcindexError
+
+DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
+MISSING_LOCATION = "Either 'projectPath' or 'indexStorePath' must be provided."
+
+
+class LocateError(XcindexError):
+    pass
+
+
+@dataclass(frozen=True)
+class Location:
+    store_path: Path
+    """The folder that contains `v5/`."""
+    workspace_root: Path | None
+    """Where sourcekit-lsp should be rooted, when known."""
+    project_kind: str  # "swiftpm" | "xcode" | "store"
+    notes: tuple[tuple[WarningCode, str], ...] = field(default=())
+
+
+def _absolute(raw: str, what: str) -> Path:
+    if not raw or "\x00" in raw:
+        raise LocateError(f"'{what}' must be a non-empty path without NUL characters.")
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        raise LocateError(f"'{what}' must be an absolute path; got '{raw}'.")
+    return Path(os.path.normpath(path))
+
+
+def _is_store(path: Path) -> bool:
+    return (path / "v5" / "units").is_dir()
+
+
+def locate(project_path: str | None, index_store_path: str | None) -> Location:
+    if index_store_path:
+        store = _absolute(index_store_path, "indexStorePath")
+        if not store.exists():
+            raise LocateError(f"No index store at '{store}': the folder does not exist.")
+        if not store.is_dir():
+            raise LocateError(f"'{store}' is a file, not an index store folder.")
+        if not _is_store(store):
+            raise LocateError(
+                f"'{store}' is not an index store (it has no v5/units folder). Point indexStorePath at the "
+                "folder that contains v5/ (for SwiftPM: .build/<triple>/debug/index/store)."
+            )
+        root = workspace_root_for_store(store)
+        return Location(store.resolve(), root, "store")
+    if project_path:
+        project = _absolute(project_path, "projectPath")
+        if project.suffix in (".xcodeproj", ".xcworkspace"):
+            return _locate_xcode(project)
+        if project.name == "Package.swift":
+            project = project.parent
+        if (project / "Package.swift").is_file():
+            return _locate_swiftpm(project)
+        if not project.exists():
+            raise LocateError(f"projectPath '{project}' does not exist.")
+        raise LocateError(
+            f"projectPath '{project}' is neither an .xcodeproj/.xcworkspace nor a Swift package "
+            "(a folder with Package.swift, or the Package.swift itself)."
+        )
+    raise LocateError(MISSING_LOCATION)
+
+
+def swiftpm_store_candidates(package: Path) -> list[Path]:
+    """Every index store SwiftPM or sourcekit-lsp may have written for this package."""
+    build = package / ".build"
+    found: list[Path] = []
+    for base in (build, build / "index-build"):
+        if not base.is_dir():
+            continue
+        try:
+            children = sorted(base.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            for config in ("debug", "release"):
+                store = child / config / "index" / "store"
+                if _is_store(store):
+                    found.append(store)
+    swiftbuild = build / "out" / "Products" / "Debug-linux" / "index" / "store"
+    if _is_store(swiftbuild):
+        found.append(swiftbuild)
+    return found
+
+
+def _store_mtime(store: Path) -> int:
+    try:
+        return (store / "v5" / "units").stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _locate_swiftpm(package: Path) -> Location:
+    candidates = swiftpm_store_candidates(package)
+    if not candidates:
+        raise LocateError(
+            f"No index store for the Swift package at '{package}' (looked for "
+            ".build/<triple>/debug/index/store). Build it first: "
+            f"swift build --build-tests --package-path '{package}'"
+        )
+    # sourcekit-lsp's own store (index-build) is used only when it is the newer one.
+    best = max(candidates, key=lambda store: (_store_mtime(store), "index-build" not in store.parts))
+    return Location(best.resolve(), package.resolve(), "swiftpm")
+
+
+def derived_data_base() -> Path:
+    if configured := os.environ.get(DERIVED_DATA_ENV):
+        return Path(configured)
+    return Path.home() / "Library" / "Developer" / "Xcode" / "DerivedData"
+
+
+def _workspace_path(folder: Path) -> str | None:
+    try:
+        with (folder / "info.plist").open("rb") as handle:
+            value = plistlib.load(handle).get("WorkspacePath")
+    except (OSError, plistlib.InvalidFileException, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _locate_xcode(project: Path) -> Location:
+    base = derived_data_base()
+    name = project.stem
+    try:
+        folders = [p for p in base.iterdir() if p.is_dir() and p.name.startswith(f"{name}-")]
+    except OSError:
+        folders = []
+    if not folders:
+        raise LocateError(
+            f"No DerivedData folder for '{name}' under {base} — you haven't built the project in Xcode. "
+            "Build it first."
+        )
+    notes: tuple[tuple[WarningCode, str], ...] = ()
+    matching = [f for f in folders if _workspace_path(f) in (str(project), str(project.resolve()))]
+    if matching:
+        chosen = max(matching, key=lambda f: f.stat().st_mtime_ns)
+    else:
+        chosen = max(folders, key=lambda f: f.stat().st_mtime_ns)
+        notes = (
+            (
+                WarningCode.DERIVED_DATA_NAME_MATCH,
+                f"No DerivedData info.plist names {project}; using the newest '{name}-*' folder "
+                f"({chosen.name}), which may belong to another checkout.",
+            ),
+        )
+    store = chosen / "Index.noindex" / "DataStore"
+    if not _is_store(store):
+        raise LocateError(
+            f"DerivedData folder '{chosen}' exists but has no Index.noindex/DataStore — the project built but "
+            "indexing was disabled. Enable it in Xcode: Settings → General → Indexing, then build again."
+        )
+    return Location(store.resolve(), project.parent.resolve(), "xcode", notes)
+
+
+def workspace_root_for_store(store: Path) -> Path | None:
+    """Walk up at most 10 levels from a store for a Package.swift or an Xcode project."""
+    current = store.resolve()
+    for _ in range(10):
+        parent = current.parent
+        if parent == current:
+            return None
+        current = parent
+        if (current / "Package.swift").is_file():
+            return current
+        try:
+            if any(child.suffix in (".xcodeproj", ".xcworkspace") for child in current.iterdir()):
+                return current
+        except OSError:
+            continue
+    return None

@@ -1,0 +1,166 @@
+"""What every tool answer carries besides its payload, and the helpers tools share.
+
+An answer always says how far it can be trusted (`completeness`), which of the files it
+names are stale (newer than their unit, or edited this session), and which non-fatal
+warnings apply, so that an empty list is never ambiguous.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.model import Property, Role, kind_name, language_name, role_names
+from xcindex.warnings import Completeness, WarningCode
+
+
+@dataclass(frozen=True)
+class Warning:
+    code: WarningCode
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": str(self.code), "message": self.message}
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """Verdict fields shared by every answer."""
+
+    completeness: Completeness = Completeness.COMPLETE
+    stale_files: tuple[str, ...] = ()
+    session_edited_files: tuple[str, ...] = ()
+    warnings: tuple[Warning, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "completeness": str(self.completeness),
+            "staleFiles": list(self.stale_files),
+            "sessionEditedFiles": list(self.session_edited_files),
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+    def notes(self) -> list[str]:
+        lines: list[str] = []
+        if self.stale_files:
+            lines.append(
+                "Note: these files changed after the index was built; rebuild "
+                "(swift build --build-tests) before trusting lines in them: " + ", ".join(self.stale_files)
+            )
+        if self.session_edited_files:
+            lines.append(
+                "Note: these files were edited this session, after the index was built: "
+                + ", ".join(self.session_edited_files)
+            )
+        lines.extend(f"Warning [{w.code}]: {w.message}" for w in self.warnings)
+        return lines
+
+
+def file_is_stale(path: str, unit_mtime_ns: int) -> bool:
+    """A source file is stale when it was modified after its unit was written."""
+    try:
+        return os.stat(path).st_mtime_ns > unit_mtime_ns
+    except OSError:
+        return True
+
+
+def stale_among(occurrences: Iterable[OccurrenceRow]) -> list[str]:
+    seen: dict[str, int] = {}
+    for occ in occurrences:
+        seen[occ.path] = max(seen.get(occ.path, 0), occ.unit_mtime_ns)
+    return sorted(path for path, mtime in seen.items() if file_is_stale(path, mtime))
+
+
+def project_stale_files(db: Database) -> list[str]:
+    return [path for path, mtime, *_ in db.live_files() if file_is_stale(path, mtime)]
+
+
+def freshness_for(
+    db: Database, named: Iterable[OccurrenceRow], *, empty: bool, warnings: Iterable[Warning] = ()
+) -> Freshness:
+    """Stale files among those an answer names; an empty answer is judged project-wide."""
+    stale = stale_among(named)
+    if empty and not stale:
+        stale = project_stale_files(db)
+    return Freshness(
+        completeness=Completeness.STALE if stale else Completeness.COMPLETE,
+        stale_files=tuple(stale),
+        warnings=tuple(warnings),
+    )
+
+
+def canonical_occurrence(occurrences: Iterable[OccurrenceRow]) -> OccurrenceRow | None:
+    """The definition (else the declaration) with the smallest (path, line, column)."""
+    best: OccurrenceRow | None = None
+    best_rank = 3
+    for occ in occurrences:
+        rank = 0 if occ.roles & Role.DEFINITION else 1 if occ.roles & Role.DECLARATION else 3
+        if rank == 3:
+            continue
+        if best is None or (rank, occ.path, occ.line, occ.column) < (
+            best_rank,
+            best.path,
+            best.line,
+            best.column,
+        ):
+            best, best_rank = occ, rank
+    return best
+
+
+def is_local(symbol: SymbolRow) -> bool:
+    return bool(symbol.properties & Property.LOCAL)
+
+
+def symbol_json(symbol: SymbolRow, definition: OccurrenceRow) -> dict[str, Any]:
+    return {
+        "usr": symbol.usr,
+        "name": symbol.name,
+        "kind": kind_name(symbol.kind),
+        "language": language_name(symbol.language),
+        "definitionPath": definition.path,
+        "definitionLine": definition.line,
+    }
+
+
+def occurrence_json(symbol: SymbolRow, occ: OccurrenceRow) -> dict[str, Any]:
+    return {
+        "usr": symbol.usr,
+        "symbolName": symbol.name,
+        "path": occ.path,
+        "line": occ.line,
+        "column": occ.column,
+        "roles": role_names(occ.roles),
+    }
+
+
+def split_qualified(name: str) -> tuple[str | None, str]:
+    """`UserService.fetchUser(id:)` → ("UserService", "fetchUser(id:)"); `A.B.c()` → ("B", "c()").
+
+    Only a dot outside the argument list, between identifier characters, splits, so
+    operators such as `..<` stay whole.
+    """
+    depth = 0
+    split_at = -1
+    for index, char in enumerate(name):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif (
+            char == "."
+            and depth == 0
+            and 0 < index < len(name) - 1
+            and _is_identifier_char(name[index - 1])
+            and (name[index + 1].isalpha() or name[index + 1] == "_")
+        ):
+            split_at = index
+    if split_at < 0:
+        return None, name
+    return name[:split_at].rsplit(".", 1)[-1], name[split_at + 1 :]
+
+
+def _is_identifier_char(char: str) -> bool:
+    return char.isalnum() or char == "_"

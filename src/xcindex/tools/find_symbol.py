@@ -1,0 +1,90 @@
+"""find_symbol: candidate symbols for a name, each with its USR and definition site."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.model import Role, kind_name
+from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
+
+
+@dataclass(frozen=True)
+class SymbolMatch:
+    symbol: SymbolRow
+    definition: OccurrenceRow
+
+    def to_json(self) -> dict[str, Any]:
+        return symbol_json(self.symbol, self.definition)
+
+
+@dataclass(frozen=True)
+class FindSymbolAnswer:
+    query: str
+    matches: tuple[SymbolMatch, ...]
+    matched_by: str  # "exact" | "base_name" | "none"
+    freshness: Freshness
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [m.to_json() for m in self.matches],
+            "matchedBy": self.matched_by,
+            **self.freshness.to_json(),
+        }
+
+
+def parent_name(db: Database, occurrence: OccurrenceRow) -> str | None:
+    """The name of the type (or extended type) a definition is a member of."""
+    for roles, symbol_id in db.relations_of([occurrence.id]).get(occurrence.id, []):
+        if roles & Role.REL_CHILDOF:
+            parent = db.symbols_by_ids([symbol_id]).get(symbol_id)
+            if parent is not None:
+                return parent.name
+    return None
+
+
+def resolve_symbols(db: Database, symbol_name: str) -> tuple[list[SymbolMatch], str]:
+    """Exact name first; a bare method name also finds its labelled forms; `Type.member`
+    keeps only members of that type. System symbols (no definition here) are dropped."""
+    parent, member = split_qualified(symbol_name)
+    matched_by = "exact"
+    candidates = db.symbols_by_name(member)
+    if not candidates and "(" not in member:
+        candidates = db.symbols_by_base_name(member)
+        matched_by = "base_name"
+    matches: dict[str, SymbolMatch] = {}
+    for symbol in candidates:
+        definition = canonical_occurrence(db.occurrences_of(symbol.id))
+        if definition is None:
+            continue
+        if parent is not None and parent_name(db, definition) != parent:
+            continue
+        matches.setdefault(symbol.usr, SymbolMatch(symbol, definition))
+    ordered = [matches[usr] for usr in sorted(matches)]
+    return ordered, matched_by if ordered else "none"
+
+
+def find_symbol(db: Database, symbol_name: str) -> FindSymbolAnswer:
+    matches, matched_by = resolve_symbols(db, symbol_name)
+    freshness = freshness_for(db, (m.definition for m in matches), empty=not matches)
+    return FindSymbolAnswer(symbol_name, tuple(matches), matched_by, freshness)
+
+
+def render_find_symbol(answer: FindSymbolAnswer) -> str:
+    if not answer.matches:
+        lines = [
+            f"No symbol named '{answer.query}' is defined in this index ({answer.freshness.completeness})."
+        ]
+        if "(" not in answer.query:
+            lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
+    else:
+        how = " (matched by base name)" if answer.matched_by == "base_name" else ""
+        lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}:"]
+        for match in answer.matches:
+            lines.append(
+                f"- {match.symbol.name} [{kind_name(match.symbol.kind)}] usr={match.symbol.usr}"
+                f" at {match.definition.path}:{match.definition.line}"
+            )
+    lines.extend(answer.freshness.notes())
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""The documented vocabulary: warning codes, refusal reasons, tiers and range reasons.
+
+Spelled exactly as in the tools documentation; every fault in the code base is expressed
+with one of these so that agents can branch on a stable machine-readable value.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class WarningCode(StrEnum):
+    """Non-fatal diagnostics attached to an answer."""
+
+    # Reconciliation with sourcekit-lsp (plan_rename and cross-checks).
+    RECONCILIATION_UNAVAILABLE = "reconciliation_unavailable"
+    RECONCILIATION_EMPTY = "reconciliation_empty"
+    # Workspace checks.
+    WORKSPACE_ROOT_UNRESOLVED = "workspace_root_unresolved"
+    COMPILE_COMMANDS_MISSING = "compile_commands_missing"
+    SOURCEKIT_LSP_NEEDS_COMPILE_COMMANDS = "sourcekit_lsp_needs_compile_commands"
+    # sourcekit-lsp process faults.
+    SOURCEKIT_LSP_NOT_FOUND = "sourcekit_lsp_not_found"
+    SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE = "sourcekit_lsp_binary_not_executable"
+    SOURCEKIT_LSP_LAUNCH_FAILED = "sourcekit_lsp_launch_failed"
+    SOURCEKIT_LSP_TIMEOUT = "sourcekit_lsp_timeout"
+    SOURCEKIT_LSP_PROCESS_TERMINATED = "sourcekit_lsp_process_terminated"
+    SOURCEKIT_LSP_NOT_RUNNING = "sourcekit_lsp_not_running"
+    SOURCEKIT_LSP_PROTOCOL_ERROR = "sourcekit_lsp_protocol_error"
+    SOURCEKIT_LSP_ERROR = "sourcekit_lsp_error"
+    LSP_FILE_READ_FAILED = "lsp_file_read_failed"
+    # Index store faults (ours, beyond the original's list).
+    INDEX_UNIT_UNREADABLE = "index_unit_unreadable"
+    INDEX_RECORD_UNREADABLE = "index_record_unreadable"
+    DERIVED_DATA_NAME_MATCH = "derived_data_name_match"
+
+
+class Completeness(StrEnum):
+    """How far an answer can be trusted, so that an empty list is never ambiguous."""
+
+    COMPLETE = "complete"
+    STALE = "stale"
+    NO_INDEX = "no_index"
+    INDEXING = "indexing"
+    PARTIAL = "partial"
+
+
+class RefusalReason(StrEnum):
+    DISABLED_BY_ENV = "disabled_by_env"
+    INVALID_IDENTIFIER = "invalid_identifier"
+    SYNTHESIZED_SYMBOL_NOT_RENAMEABLE = "synthesized_symbol_not_renameable"
+    SDK_SYMBOL_RENAME = "sdk_symbol_rename"
+    USR_NOT_FOUND = "usr_not_found"
+
+
+class Tier(StrEnum):
+    GREEN_VERIFIED = "green-verified"
+    GREEN_INDEXSTORE = "green-indexstore"
+    YELLOW_DISAGREEMENT = "yellow-disagreement"
+    YELLOW_LSP_ONLY = "yellow-lsp-only"
+    RED_STALE = "red-stale"
+
+
+class RangeReason(StrEnum):
+    DIRECT_REFERENCE = "direct_reference"
+    OVERRIDE = "override"
+    CONFORMANCE_WITNESS = "conformance_witness"
+    EXTENSION_MEMBER = "extension_member"
+    MACRO_ADJACENT = "macro_adjacent"
+    SOURCEKIT_LSP_ONLY = "sourcekit_lsp_only"
+    LSP_DID_NOT_ECHO = "lsp_did_not_echo"
+    SESSION_EDITED = "session_edited"
+    RANGE_END_COMPUTED_UNVERIFIED = "range_end_computed_unverified"
+    SDK_SYMBOL = "sdk_symbol"
+    SYNTHESIZED_SYMBOL = "synthesized_symbol"
+    OBJC_BRIDGE = "objc_bridge"
+    COMPILE_COMMANDS_MISSING = "compile_commands_missing"
+    FILE_NEWER_THAN_UNIT = "file_newer_than_unit"
+
+
+class XcindexError(Exception):
+    """A failure whose message is fit to show an agent verbatim (no traceback)."""
+
+
+class CodedError(XcindexError):
+    """A failure that carries one of the documented warning codes."""
+
+    def __init__(self, code: WarningCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
