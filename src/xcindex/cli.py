@@ -21,6 +21,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     serve.add_argument("--log-file", default=None, help="write JSON log lines here instead of stderr")
+    hook = sub.add_parser("hook", help="run an agent hook (session-start, post-tool-use, pre-tool-use)")
+    hook.add_argument("event", choices=("session-start", "post-tool-use", "pre-tool-use"))
+    doctor = sub.add_parser("doctor", help="check this machine and a project, and fix what can be fixed")
+    doctor.add_argument("--project", default=None, help="the project to check (default: the working directory)")
+    doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
     return parser
 
 
@@ -43,5 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
+    if args.command == "hook":
+        from xcindex.hooks import main as hook_main
+
+        return hook_main(args.event)
+    if args.command == "doctor":
+        from xcindex.doctor import main as doctor_main
+
+        return doctor_main(project=args.project, install=args.install)
     _parser().print_help(sys.stderr)
     return 2
