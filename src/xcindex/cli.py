@@ -24,7 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", help="run an agent hook (session-start, post-tool-use, pre-tool-use)")
     hook.add_argument("event", choices=("session-start", "post-tool-use", "pre-tool-use"))
     doctor = sub.add_parser("doctor", help="check this machine and a project, and fix what can be fixed")
-    doctor.add_argument("--project", default=None, help="the project to check (default: the working directory)")
+    doctor.add_argument(
+        "--project", default=None, help="the project to check (default: the working directory)"
+    )
     doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
     return parser
 

@@ -80,15 +80,15 @@ class IndexActor:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._first_refresh)
                 task_status.started()
-                async with self.mailbox.inbox:
-                    async for envelope in self.mailbox.inbox:
-                        if isinstance(envelope.request, GetState):
-                            await envelope.reply(self._state())
-                        else:
-                            tg.start_soon(self._serve, envelope)
+                async for envelope in self.mailbox.inbox:
+                    if isinstance(envelope.request, GetState):
+                        await envelope.reply(self._state())
+                    else:
+                        tg.start_soon(self._serve, envelope)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
+                await self.mailbox.aclose()
                 db, self._db = self._db, None
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
@@ -160,8 +160,10 @@ class IndexActor:
                 result = await anyio.to_thread.run_sync(request.fn, db)
         except Exception as error:
             await envelope.fail(error)
-            return
-        await envelope.reply(result)
+        else:
+            await envelope.reply(result)
+        finally:
+            envelope.close()
 
 
 class IndexHandle:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import anyio
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from xcindex.warnings import XcindexError
 
@@ -46,7 +46,7 @@ class Outcome(Generic[Rep]):
 @dataclass(frozen=True)
 class Envelope(Generic[Req, Rep]):
     request: Req
-    reply_to: ObjectSendStream[Outcome[Rep]]
+    reply_to: MemoryObjectSendStream[Outcome[Rep]]
     log_context: Mapping[str, object] = field(default_factory=dict)
 
     async def reply(self, value: Rep) -> None:
@@ -55,12 +55,16 @@ class Envelope(Generic[Req, Rep]):
     async def fail(self, error: BaseException) -> None:
         await self._deliver(Outcome(error=error))
 
+    def close(self) -> None:
+        """Drop the reply channel unanswered: the caller sees ActorGone."""
+        self.reply_to.close()
+
     async def _deliver(self, outcome: Outcome[Rep]) -> None:
         # The caller may have given up (timeout, cancellation): that is not our failure.
         try:
-            async with self.reply_to:
-                await self.reply_to.send(outcome)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            with self.reply_to:
+                self.reply_to.send_nowait(outcome)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
             pass
 
 
@@ -69,21 +73,27 @@ class Mailbox(Generic[Req, Rep]):
 
     def __init__(self, capacity: int = 256) -> None:
         send, receive = anyio.create_memory_object_stream[Envelope[Req, Rep]](capacity)
-        self._send: ObjectSendStream[Envelope[Req, Rep]] = send
-        self.inbox: ObjectReceiveStream[Envelope[Req, Rep]] = receive
+        self._send: MemoryObjectSendStream[Envelope[Req, Rep]] = send
+        self.inbox: MemoryObjectReceiveStream[Envelope[Req, Rep]] = receive
 
     def handle(self) -> ActorHandle[Req, Rep]:
         return ActorHandle(self._send)
 
     async def aclose(self) -> None:
+        """Close the inbox; envelopes nobody took are answered with ActorGone."""
         await self._send.aclose()
+        while True:
+            try:
+                self.inbox.receive_nowait().close()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                break
         await self.inbox.aclose()
 
 
 class ActorHandle(Generic[Req, Rep]):
     """What callers hold: `ask` with a deadline, and nothing else."""
 
-    def __init__(self, send: ObjectSendStream[Envelope[Req, Rep]]) -> None:
+    def __init__(self, send: MemoryObjectSendStream[Envelope[Req, Rep]]) -> None:
         self._send = send
 
     async def ask(

@@ -139,8 +139,8 @@ def occurrence_json(symbol: SymbolRow, occ: OccurrenceRow) -> dict[str, Any]:
 def split_qualified(name: str) -> tuple[str | None, str]:
     """`UserService.fetchUser(id:)` → ("UserService", "fetchUser(id:)"); `A.B.c()` → ("B", "c()").
 
-    Only a dot outside the argument list, between identifier characters, splits, so
-    operators such as `..<` stay whole.
+    Only a dot outside the argument list that follows an identifier character splits, so
+    operators such as `..<` stay whole and `Vector.+(_:_:)` names the `+` of `Vector`.
     """
     depth = 0
     split_at = -1
@@ -154,12 +154,18 @@ def split_qualified(name: str) -> tuple[str | None, str]:
             and depth == 0
             and 0 < index < len(name) - 1
             and _is_identifier_char(name[index - 1])
-            and (name[index + 1].isalpha() or name[index + 1] == "_")
+            and (name[index + 1].isalpha() or name[index + 1] in _MEMBER_START)
         ):
             split_at = index
+            if name[index + 1] in _OPERATOR_CHARS:
+                break  # an operator member: the rest is its name, dots included
     if split_at < 0:
         return None, name
     return name[:split_at].rsplit(".", 1)[-1], name[split_at + 1 :]
+
+
+_OPERATOR_CHARS = frozenset("+-*/=<>!&|^~%?.")
+_MEMBER_START = _OPERATOR_CHARS | {"_", "`"}
 
 
 def _is_identifier_char(char: str) -> bool:
