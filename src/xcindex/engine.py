@@ -8,10 +8,10 @@ processes, never on the caller's event loop.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -20,13 +20,32 @@ from anyio.abc import TaskGroup
 
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState
 from xcindex.actors.workers import WorkerPool
-from xcindex.indexstore.database import Database
 from xcindex.locate import Location, locate
+from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
+from xcindex.tools.common import Freshness, Warning
+from xcindex.tools.conformances import ConformancesAnswer, find_conformances
 from xcindex.tools.find_symbol import FindSymbolAnswer, find_symbol
+from xcindex.tools.references import (
+    DEFAULT_MAX_RESULTS,
+    MAX_RESULTS,
+    DefinitionAnswer,
+    SitesAnswer,
+    find_definition,
+    find_overrides,
+    find_references,
+)
+from xcindex.tools.status import StatusAnswer, stale_files_now, status_answer, unreadable_warnings
+from xcindex.warnings import Completeness, XcindexError
 
 log = structlog.stdlib.get_logger(__name__)
 
-T = TypeVar("T")
+
+class _HasFreshness(Protocol):
+    @property
+    def freshness(self) -> Freshness: ...
+
+
+A = TypeVar("A", bound=_HasFreshness)
 
 
 @dataclass(frozen=True)
@@ -88,6 +107,26 @@ class Engine:
         handle = await self._index_for(location)
         return await handle.query(fn, timeout=timeout if timeout is not None else self.config.query_timeout_s)
 
+    async def _answer(self, project_path: str | None, index_store_path: str | None, fn: Any) -> Any:
+        """Run a tool's logic on a fresh database, then add what the location and the
+        store's own health say to its freshness (name-match fallback, unreadable units)."""
+        location = await self.locate(project_path, index_store_path)
+        answer = await self._query(location, fn)
+        state = await (await self._index_for(location)).state()
+        extra = [Warning(code, message) for code, message in location.notes] + unreadable_warnings(state)
+        if not extra:
+            return answer
+        freshness: Freshness = answer.freshness
+        completeness = freshness.completeness
+        if state.failures and completeness is Completeness.COMPLETE:
+            completeness = Completeness.PARTIAL
+        return replace(
+            answer,
+            freshness=replace(
+                freshness, completeness=completeness, warnings=freshness.warnings + tuple(extra)
+            ),
+        )
+
     async def index_state(
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> IndexState:
@@ -111,10 +150,76 @@ class Engine:
     async def find_symbol(
         self, symbol_name: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> FindSymbolAnswer:
-        location = await self.locate(project_path, index_store_path)
-
-        def run(db: Database) -> FindSymbolAnswer:
-            return find_symbol(db, symbol_name)
-
-        answer: FindSymbolAnswer = await self._query(location, run)
+        """Candidate symbols for a name (exact, bare base name, or `Type.member(label:)`)."""
+        answer: FindSymbolAnswer = await self._answer(
+            project_path, index_store_path, lambda db: find_symbol(db, symbol_name)
+        )
         return answer
+
+    async def find_references(
+        self,
+        symbol_name: str | None = None,
+        *,
+        usr: str | None = None,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
+    ) -> SitesAnswer:
+        """Every source occurrence of a symbol, by USR (preferred) or by name."""
+        if (symbol_name is None) == (usr is None):
+            raise XcindexError("Give exactly one of 'symbolName' or 'usr'.")
+        if not 1 <= max_results <= MAX_RESULTS:
+            raise XcindexError(f"'maxResults' must be between 1 and {MAX_RESULTS}; got {max_results}.")
+        answer: SitesAnswer = await self._answer(
+            project_path,
+            index_store_path,
+            lambda db: find_references(db, symbol_name=symbol_name, usr=usr, max_results=max_results),
+        )
+        return answer
+
+    async def find_definition(
+        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> DefinitionAnswer:
+        answer: DefinitionAnswer = await self._answer(
+            project_path, index_store_path, lambda db: find_definition(db, usr)
+        )
+        return answer
+
+    async def find_overrides(
+        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> SitesAnswer:
+        answer: SitesAnswer = await self._answer(
+            project_path, index_store_path, lambda db: find_overrides(db, usr)
+        )
+        return answer
+
+    async def find_conformances(
+        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> ConformancesAnswer:
+        answer: ConformancesAnswer = await self._answer(
+            project_path, index_store_path, lambda db: find_conformances(db, usr)
+        )
+        return answer
+
+    async def blast_radius(
+        self, file_path: str, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> BlastRadiusAnswer:
+        answer: BlastRadiusAnswer = await self._answer(
+            project_path, index_store_path, lambda db: blast_radius(db, file_path)
+        )
+        return answer
+
+    async def status(
+        self, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> StatusAnswer:
+        """Answers at once, even during a first ingestion (then with its progress)."""
+        location = await self.locate(project_path, index_store_path)
+        handle = await self._index_for(location)
+        state = await handle.state()
+        stale: list[str] = []
+        if not (state.ingesting and state.last_refresh is None):
+            stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
+            state = await handle.state()
+        notes = tuple(Warning(code, message) for code, message in location.notes)
+        answer = status_answer(state, stale)
+        return replace(answer, warnings=notes + answer.warnings)

@@ -21,11 +21,15 @@ import structlog
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from xcindex import __version__
 from xcindex.engine import Engine
+from xcindex.tools.blast_radius import render_blast_radius
+from xcindex.tools.conformances import render_conformances
 from xcindex.tools.find_symbol import render_find_symbol
+from xcindex.tools.references import DEFAULT_MAX_RESULTS, MAX_RESULTS, render_definition, render_sites
+from xcindex.tools.status import render_status
 from xcindex.warnings import XcindexError
 
 log = structlog.stdlib.get_logger(__name__)
@@ -59,6 +63,30 @@ class FindSymbolArgs(LocationArgs):
     symbolName: Text
 
 
+class FindReferencesArgs(LocationArgs):
+    symbolName: Text | None = None
+    usr: Text | None = None
+    maxResults: Annotated[StrictInt, Field(ge=1, le=MAX_RESULTS)] = DEFAULT_MAX_RESULTS
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> FindReferencesArgs:
+        if (self.symbolName is None) == (self.usr is None):
+            raise ValueError("give exactly one of 'symbolName' or 'usr'")
+        return self
+
+
+class UsrArgs(LocationArgs):
+    usr: Text
+
+
+class BlastRadiusArgs(LocationArgs):
+    filePath: Text
+
+
+class StatusArgs(LocationArgs):
+    pass
+
+
 @dataclass(frozen=True)
 class Rendered:
     structured: dict[str, Any]
@@ -80,6 +108,50 @@ async def _find_symbol(engine: Engine, args: FindSymbolArgs) -> Rendered:
     return Rendered(answer.to_json(), render_find_symbol(answer))
 
 
+async def _find_references(engine: Engine, args: FindReferencesArgs) -> Rendered:
+    answer = await engine.find_references(
+        args.symbolName,
+        usr=args.usr,
+        max_results=args.maxResults,
+        project_path=args.projectPath,
+        index_store_path=args.indexStorePath,
+    )
+    return Rendered(answer.to_json(), render_sites(answer, "reference(s)"))
+
+
+async def _find_definition(engine: Engine, args: UsrArgs) -> Rendered:
+    answer = await engine.find_definition(
+        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
+    )
+    return Rendered(answer.to_json(), render_definition(answer))
+
+
+async def _find_overrides(engine: Engine, args: UsrArgs) -> Rendered:
+    answer = await engine.find_overrides(
+        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
+    )
+    return Rendered(answer.to_json(), render_sites(answer, "override(s)"))
+
+
+async def _find_conformances(engine: Engine, args: UsrArgs) -> Rendered:
+    answer = await engine.find_conformances(
+        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
+    )
+    return Rendered(answer.to_json(), render_conformances(answer))
+
+
+async def _blast_radius(engine: Engine, args: BlastRadiusArgs) -> Rendered:
+    answer = await engine.blast_radius(
+        args.filePath, project_path=args.projectPath, index_store_path=args.indexStorePath
+    )
+    return Rendered(answer.to_json(), render_blast_radius(answer))
+
+
+async def _status(engine: Engine, args: StatusArgs) -> Rendered:
+    answer = await engine.status(project_path=args.projectPath, index_store_path=args.indexStorePath)
+    return Rendered(answer.to_json(), render_status(answer))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "find_symbol",
@@ -89,6 +161,53 @@ TOOLS: tuple[ToolSpec, ...] = (
         + LOCATION_HELP,
         FindSymbolArgs,
         _find_symbol,
+    ),
+    ToolSpec(
+        "find_references",
+        "Every place a symbol is written: definitions, declarations, calls, reads, writes, type uses, "
+        "with roles; deduplicated, sorted by path/line/column, capped by maxResults (default 100, max "
+        "500; totalCount and truncated tell you if there is more). Prefer usr (from find_symbol) over "
+        "symbolName. " + LOCATION_HELP,
+        FindReferencesArgs,
+        _find_references,
+    ),
+    ToolSpec(
+        "find_definition",
+        "The single canonical definition site of a usr (a declaration if there is no definition); null "
+        "if the index has none. " + LOCATION_HELP,
+        UsrArgs,
+        _find_definition,
+    ),
+    ToolSpec(
+        "find_overrides",
+        "Every override of a method in subclasses (transitively) and every witness of a protocol "
+        "requirement, including default implementations in protocol extensions. Use before changing "
+        "a signature. " + LOCATION_HELP,
+        UsrArgs,
+        _find_overrides,
+    ),
+    ToolSpec(
+        "find_conformances",
+        "Every type that conforms to a protocol (usr), including marker protocols, conformers relying "
+        "on default implementations, conformances declared in extensions (anchored at the extension) "
+        "and conformers of refining protocols. " + LOCATION_HELP,
+        UsrArgs,
+        _find_conformances,
+    ),
+    ToolSpec(
+        "blast_radius",
+        "Given an absolute source file path: the files that depend on it directly and transitively, and "
+        "the test files covering it (test targets, XCTestCase subclasses, Swift Testing @Test/@Suite), "
+        "with a ready `swift test --filter` command. Use before editing a shared file. " + LOCATION_HELP,
+        BlastRadiusArgs,
+        _blast_radius,
+    ),
+    ToolSpec(
+        "status",
+        "Index health: store path, last write, stale files (changed since indexed), counts, unreadable "
+        "units, ingestion progress. Call first in a session or when answers look stale. " + LOCATION_HELP,
+        StatusArgs,
+        _status,
     ),
 )
 

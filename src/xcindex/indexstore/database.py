@@ -106,6 +106,14 @@ def database_path_for(store_path: Path) -> Path:
     return cache_dir() / f"{store_path.resolve().parent.name[:40]}-{digest}.sqlite"
 
 
+_BUILD_FOLDERS = ("/.build/", "/DerivedData/")
+
+
+def is_generated_source(path: str) -> bool:
+    """Sources the build system wrote (test discovery, resource accessors): never answers."""
+    return any(folder in path for folder in _BUILD_FOLDERS)
+
+
 @dataclass(frozen=True)
 class SymbolRow:
     id: int
@@ -402,14 +410,22 @@ class Database:
         self._conn.executemany("DELETE FROM failures WHERE name = ?", [(n,) for n in names])
 
     def recompute_live_units(self) -> None:
-        """A unit is live when its main file exists and it is the newest unit for that file."""
+        """A unit is live when its main file exists, is the user's source (not a file the
+        build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
+        is the newest unit for that file."""
         rows = self._conn.execute(
             "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
         ).fetchall()
         newest: dict[int, tuple[int, int]] = {}
         for unit_id, mtime, main_file_id, path, is_system in rows:
-            if is_system or main_file_id is None or not path or not os.path.exists(path):
+            if (
+                is_system
+                or main_file_id is None
+                or not path
+                or is_generated_source(path)
+                or not os.path.exists(path)
+            ):
                 continue
             best = newest.get(main_file_id)
             if best is None or (mtime, unit_id) > best:
@@ -498,6 +514,16 @@ class Database:
         )
         return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
 
+    def related_occurrences_of(self, symbol_id: int, role: Role) -> list[RelationRow]:
+        """Occurrences *of* the symbol that carry a relation with `role` (to another symbol)."""
+        rows = self._conn.execute(
+            _OCC_SELECT.replace("SELECT DISTINCT", "SELECT DISTINCT rel.roles, rel.symbol_id,")
+            + " JOIN relations rel ON rel.occurrence_id = o.id"
+            " WHERE o.symbol_id = ? AND (rel.roles & ?) != 0",
+            (symbol_id, int(role)),
+        )
+        return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
+
     def relations_of(self, occurrence_ids: Sequence[int]) -> dict[int, list[tuple[int, int]]]:
         """The relations (roles, symbol id) of each given occurrence."""
         result: dict[int, list[tuple[int, int]]] = {}
@@ -514,8 +540,26 @@ class Database:
     def occurrences_in_file(self, path: str) -> list[OccurrenceRow]:
         return [OccurrenceRow(*row) for row in self._conn.execute(_OCC_SELECT + " WHERE f.path = ?", (path,))]
 
+    def files_relating_to(self, symbol_ids: Sequence[int], roles: int) -> set[str]:
+        """Files with an occurrence that relates (override, witness, base) to the symbols."""
+        found: set[str] = set()
+        for start in range(0, len(symbol_ids), 500):
+            chunk = list(symbol_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for (path,) in self._conn.execute(
+                "SELECT DISTINCT f.path FROM relations rel"
+                " JOIN occurrences o ON o.id = rel.occurrence_id"
+                " JOIN unit_records ur ON ur.record_id = o.record_id"
+                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                " JOIN files f ON f.id = ur.file_id"
+                f" WHERE rel.symbol_id IN ({marks}) AND (rel.roles & ?) != 0",
+                [*chunk, roles],
+            ):
+                found.add(str(path))
+        return found
+
     def files_referencing(self, symbol_ids: Sequence[int]) -> dict[str, set[int]]:
-        """Files with a non-declaring occurrence of any of the symbols, and which ones."""
+        """Files with an occurrence of any of the symbols, and which ones."""
         result: dict[str, set[int]] = {}
         for start in range(0, len(symbol_ids), 500):
             chunk = list(symbol_ids[start : start + 500])

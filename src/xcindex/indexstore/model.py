@@ -37,8 +37,9 @@ class Role(IntFlag):
     NAMEREFERENCE = 1 << 20
 
 
-# The occurrence roles the tools report, in the order they are listed, with the names of
-# the tools documentation. Relation-only bits never describe an occurrence's own role.
+# The roles the tools report, in the order and spelling of the tools documentation. An
+# occurrence's roles word also carries the union of its relations' roles, which is how
+# `overrideOf` (an occurrence that overrides or witnesses something) shows up.
 REPORTED_ROLES: tuple[tuple[Role, str], ...] = (
     (Role.DEFINITION, "definition"),
     (Role.DECLARATION, "declaration"),
@@ -46,13 +47,17 @@ REPORTED_ROLES: tuple[tuple[Role, str], ...] = (
     (Role.CALL, "call"),
     (Role.READ, "read"),
     (Role.WRITE, "write"),
-    (Role.DYNAMIC, "dynamic"),
-    (Role.IMPLICIT, "implicit"),
+    (Role.REL_OVERRIDEOF, "overrideOf"),
 )
 
 
 def role_names(roles: int) -> list[str]:
     return [name for bit, name in REPORTED_ROLES if roles & bit]
+
+
+def is_generated_name(name: str) -> bool:
+    """Macro expansions (Swift Testing's @Test, …) index helpers named `$s…`: not source."""
+    return name.startswith("$") or ":$s" in name
 
 
 SYMBOL_KINDS: dict[int, str] = {

@@ -1,0 +1,232 @@
+"""blast_radius: which files, and which tests, a change to one file can reach.
+
+Direct dependents are the files that mention a symbol the file declares (or override,
+witness or extend one of them). Transitive dependents follow that relation to a fixed
+point, bounded by a depth that is reported. Covering tests are found semantically: files
+of test targets (units that import XCTest or Testing), `XCTestCase` subclasses (the
+UNITTEST property) and Swift Testing `@Test`/`@Suite` declarations, each also given as a
+runnable `swift test --filter` expression. The file itself is never in its own radius.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from xcindex.indexstore.database import Database, OccurrenceRow
+from xcindex.indexstore.model import Property, Role, is_generated_name
+from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
+from xcindex.warnings import Completeness, XcindexError
+
+PARAMETER_KIND = 25
+CLASS_KIND = 7
+DEPENDENCY_RELATIONS = Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDEDBY
+MAX_DEPTH = 16
+_SWIFT_TESTING_MACRO = re.compile(r"^s:7Testing(4Test|5Suite)")
+
+
+@dataclass(frozen=True)
+class TestTarget:
+    path: str
+    module: str
+    name: str
+    kind: str  # "xctest" | "swift-testing"
+
+    @property
+    def filter(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "kind": self.kind, "filter": self.filter}
+
+
+@dataclass(frozen=True)
+class BlastRadiusAnswer:
+    file_path: str
+    direct_dependents: tuple[str, ...]
+    affected_files: tuple[str, ...]
+    covering_tests: tuple[str, ...]
+    tests: tuple[TestTarget, ...]
+    depth: int
+    bounded: bool
+    freshness: Freshness
+
+    @property
+    def swift_test_command(self) -> str | None:
+        if not self.tests:
+            return None
+        pattern = "|".join(sorted({re.escape(t.filter) for t in self.tests}))
+        return f"swift test --filter '{pattern}'"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "affectedFiles": list(self.affected_files),
+            "directDependents": list(self.direct_dependents),
+            "coveringTests": list(self.covering_tests),
+            "testFilters": [t.to_json() for t in self.tests],
+            "swiftTestCommand": self.swift_test_command,
+            "transitiveDepth": self.depth,
+            "transitiveBounded": self.bounded,
+            **self.freshness.to_json(),
+        }
+
+
+def declared_symbols(db: Database, path: str) -> list[int]:
+    """Symbols the file declares (not parameters, not macro-generated helpers)."""
+    occurrences = [
+        occ
+        for occ in db.occurrences_in_file(path)
+        if occ.roles & (Role.DEFINITION | Role.DECLARATION) and not occ.roles & Role.IMPLICIT
+    ]
+    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
+    return sorted(
+        sid
+        for sid, symbol in symbols.items()
+        if symbol.kind != PARAMETER_KIND
+        and not symbol.properties & Property.LOCAL
+        and not is_generated_name(symbol.name)
+    )
+
+
+def dependents_of(db: Database, paths: set[str]) -> set[str]:
+    symbol_ids: list[int] = []
+    for path in sorted(paths):
+        symbol_ids.extend(declared_symbols(db, path))
+    found = set(db.files_referencing(symbol_ids)) | db.files_relating_to(
+        symbol_ids, int(DEPENDENCY_RELATIONS)
+    )
+    return found - paths
+
+
+def _tests_in_file(db: Database, path: str, module: str) -> list[TestTarget]:
+    tests: list[TestTarget] = []
+    for _, symbol, _line in db.test_symbols_in_files([path]):
+        if symbol.kind == CLASS_KIND:
+            tests.append(TestTarget(path, module, symbol.name, "xctest"))
+    suites: set[str] = set()
+    for occ, macro_usr, container in _swift_testing_attributes(db, path):
+        del occ, macro_usr
+        if container is not None:
+            parent = _parent_type_name(db, container)
+            if parent is not None:
+                suites.add(parent)
+            else:
+                tests.append(TestTarget(path, module, container.name.split("(")[0], "swift-testing"))
+    tests.extend(TestTarget(path, module, suite, "swift-testing") for suite in sorted(suites))
+    unique: dict[tuple[str, str], TestTarget] = {}
+    for test in tests:
+        unique.setdefault((test.path, test.filter), test)
+    return list(unique.values())
+
+
+def _swift_testing_attributes(db: Database, path: str) -> list[tuple[OccurrenceRow, str, Any]]:
+    """`@Test` / `@Suite` attributes in a file, with the declaration each one marks."""
+    found: list[tuple[OccurrenceRow, str, Any]] = []
+    occurrences = db.occurrences_in_file(path)
+    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
+    attributes = [
+        occ
+        for occ in occurrences
+        if not occ.roles & Role.IMPLICIT and _SWIFT_TESTING_MACRO.match(symbols[occ.symbol_id].usr)
+    ]
+    relations = db.relations_of([occ.id for occ in attributes])
+    containers = db.symbols_by_ids(sid for rels in relations.values() for _, sid in rels)
+    for occ in attributes:
+        container = next(
+            (containers[sid] for roles, sid in relations.get(occ.id, []) if roles & Role.REL_CONTAINEDBY),
+            None,
+        )
+        found.append((occ, symbols[occ.symbol_id].usr, container))
+    return found
+
+
+def _parent_type_name(db: Database, symbol: Any) -> str | None:
+    """For a test function inside a type (an XCTestCase or a @Suite), that type's name."""
+    for occ in db.occurrences_of(symbol.id):
+        if not occ.roles & Role.DEFINITION:
+            continue
+        for roles, sid in db.relations_of([occ.id]).get(occ.id, []):
+            if roles & Role.REL_CHILDOF:
+                parent = db.symbols_by_ids([sid])[sid]
+                return parent.name
+    return None
+
+
+def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) -> BlastRadiusAnswer:
+    target = os.path.realpath(file_path)
+    known = {path: (mtime, module, is_test) for path, mtime, module, _target, is_test in db.live_files()}
+    if target not in known:
+        candidates = [p for p in known if os.path.realpath(p) == target]
+        if not candidates:
+            raise XcindexError(
+                f"'{file_path}' is not a source file of this index (no live unit compiles it). "
+                "Check the path, or rebuild if the file is new."
+            )
+        target = candidates[0]
+    direct = dependents_of(db, {target})
+    affected = set(direct)
+    frontier = set(direct)
+    depth = 1
+    bounded = False
+    while frontier:
+        if depth >= max_depth:
+            bounded = True
+            break
+        reached = dependents_of(db, frontier) - affected - {target}
+        if not reached:
+            break
+        affected |= reached
+        frontier = reached
+        depth += 1
+
+    tests: list[TestTarget] = []
+    covering: list[str] = []
+    for path in sorted(affected):
+        module = known.get(path, (0, "", False))[1]
+        found = _tests_in_file(db, path, module)
+        if found or known.get(path, (0, "", False))[2]:
+            covering.append(path)
+            tests.extend(found)
+
+    named = sorted(affected | {target})
+    stale = [p for p in named if p in known and file_is_stale(p, known[p][0])]
+    if not affected and not stale:
+        stale = project_stale_files(db)
+    freshness = Freshness(
+        completeness=Completeness.STALE if stale else Completeness.COMPLETE, stale_files=tuple(stale)
+    )
+    return BlastRadiusAnswer(
+        file_path=target,
+        direct_dependents=tuple(sorted(direct)),
+        affected_files=tuple(sorted(affected)),
+        covering_tests=tuple(covering),
+        tests=tuple(tests),
+        depth=depth,
+        bounded=bounded,
+        freshness=freshness,
+    )
+
+
+def render_blast_radius(answer: BlastRadiusAnswer) -> str:
+    lines = [
+        f"Changing {answer.file_path} reaches {len(answer.affected_files)} file(s) "
+        f"({len(answer.direct_dependents)} directly, {len(answer.covering_tests)} test file(s)).",
+    ]
+    if answer.direct_dependents:
+        lines.append("Direct dependents:")
+        lines.extend(f"  {p}" for p in answer.direct_dependents)
+    indirect = [p for p in answer.affected_files if p not in answer.direct_dependents]
+    if indirect:
+        lines.append(f"Transitive dependents (fixed point after {answer.depth} hop(s)):")
+        lines.extend(f"  {p}" for p in indirect)
+    if answer.bounded:
+        lines.append(f"(stopped after {answer.depth} hops: the radius may be larger)")
+    if answer.covering_tests:
+        lines.append("Covering tests:")
+        lines.extend(f"  {p}" for p in answer.covering_tests)
+    if answer.swift_test_command:
+        lines.append(f"Run them: {answer.swift_test_command}")
+    lines.extend(answer.freshness.notes())
+    return "\n".join(lines)

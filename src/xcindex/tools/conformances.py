@@ -1,0 +1,117 @@
+"""find_conformances: the types that conform to a protocol, from the index's `baseOf`.
+
+The index records the type → protocol link directly: the mention of the protocol in an
+inheritance clause carries a `baseOf` relation to the conforming type, or to the extension
+when the conformance is declared in one. So marker protocols, conformers that rely only on
+default implementations, and conformances in extensions are all found (the original
+walked requirement witnesses and missed those). A conformance declared in an extension is
+anchored at the extension's header; a refining protocol's conformers are included too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.model import Role, kind_name
+from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
+
+EXTENSION_KIND = 9
+PROTOCOL_KIND = 8
+
+
+@dataclass(frozen=True)
+class Conformance:
+    type_symbol: SymbolRow
+    anchor: OccurrenceRow
+    via_extension: bool
+    via_protocol: str | None
+    """Set when the type conforms through a protocol that refines the one asked about."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **occurrence_json(self.type_symbol, self.anchor),
+            "conformingType": self.type_symbol.name,
+            "conformingTypeKind": kind_name(self.type_symbol.kind),
+            "viaExtension": self.via_extension,
+            "viaProtocol": self.via_protocol,
+        }
+
+
+@dataclass(frozen=True)
+class ConformancesAnswer:
+    usr: str
+    protocol: SymbolRow | None
+    conformances: tuple[Conformance, ...]
+    freshness: Freshness
+
+    def to_json(self) -> dict[str, Any]:
+        return {"results": [c.to_json() for c in self.conformances], **self.freshness.to_json()}
+
+
+def _extended_type(db: Database, extension_id: int) -> tuple[SymbolRow, OccurrenceRow] | None:
+    """The type an extension extends, and its mention in the extension's header."""
+    for relation in db.related_occurrences(extension_id, Role.REL_EXTENDEDBY):
+        occ = relation.occurrence
+        return db.symbols_by_ids([occ.symbol_id])[occ.symbol_id], occ
+    return None
+
+
+def direct_conformances(db: Database, protocol: SymbolRow) -> list[tuple[SymbolRow, OccurrenceRow, bool]]:
+    results: list[tuple[SymbolRow, OccurrenceRow, bool]] = []
+    for relation in db.related_occurrences_of(protocol.id, Role.REL_BASEOF):
+        related = db.symbols_by_ids([relation.symbol_id])[relation.symbol_id]
+        if related.kind == EXTENSION_KIND:
+            extended = _extended_type(db, related.id)
+            if extended is not None:
+                results.append((extended[0], extended[1], True))
+            continue
+        anchor = canonical_occurrence(db.occurrences_of(related.id))
+        if anchor is not None:
+            results.append((related, anchor, False))
+    return results
+
+
+def find_conformances(db: Database, usr: str, *, max_depth: int = 16) -> ConformancesAnswer:
+    protocol = db.symbol_by_usr(usr)
+    found: dict[tuple[int, str, int, int], Conformance] = {}
+    if protocol is not None:
+        frontier: list[tuple[SymbolRow, str | None]] = [(protocol, None)]
+        seen = {protocol.id}
+        for _ in range(max_depth):
+            next_frontier: list[tuple[SymbolRow, str | None]] = []
+            for current, via in frontier:
+                for type_symbol, anchor, via_extension in direct_conformances(db, current):
+                    if type_symbol.kind == PROTOCOL_KIND:
+                        if type_symbol.id not in seen:
+                            seen.add(type_symbol.id)
+                            next_frontier.append((type_symbol, via or type_symbol.name))
+                        continue
+                    key = (type_symbol.id, anchor.path, anchor.line, anchor.column)
+                    found.setdefault(key, Conformance(type_symbol, anchor, via_extension, via))
+            if not next_frontier:
+                break
+            frontier = next_frontier
+    ordered = sorted(found.values(), key=lambda c: (c.anchor.path, c.anchor.line, c.anchor.column))
+    freshness = freshness_for(db, (c.anchor for c in ordered), empty=not ordered)
+    return ConformancesAnswer(usr, protocol, tuple(ordered), freshness)
+
+
+def render_conformances(answer: ConformancesAnswer) -> str:
+    name = answer.protocol.name if answer.protocol else answer.usr
+    if answer.protocol is None:
+        lines = [f"No protocol with USR {answer.usr} in this index: use find_symbol to get its usr."]
+    elif not answer.conformances:
+        lines = [f"No type conforms to {name} in this index ({answer.freshness.completeness})."]
+    else:
+        lines = [f"{len(answer.conformances)} type(s) conform to {name}:"]
+        for c in answer.conformances:
+            how = "in an extension" if c.via_extension else "in its declaration"
+            if c.via_protocol:
+                how += f", through {c.via_protocol}"
+            lines.append(
+                f"- {c.type_symbol.name} ({how}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
+            )
+    lines.extend(answer.freshness.notes())
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""find_references, find_definition and find_overrides.
+
+Occurrences come from live units only (a unit superseded by a newer one for the same
+file, or whose file is gone, answers nothing). Implicit occurrences (compiler-synthesised
+uses with no text at that position, and macro expansions) are left out: every reported
+site is a place where the name is written in the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.model import Role, is_generated_name, role_names
+from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
+from xcindex.tools.find_symbol import resolve_symbols
+
+DEFAULT_MAX_RESULTS = 100
+MAX_RESULTS = 500
+
+
+@dataclass(frozen=True)
+class Site:
+    symbol: SymbolRow
+    occurrence: OccurrenceRow
+
+    def to_json(self) -> dict[str, Any]:
+        return occurrence_json(self.symbol, self.occurrence)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.occurrence.path, self.occurrence.line, self.occurrence.column)
+
+
+@dataclass(frozen=True)
+class SitesAnswer:
+    """A list of sites with its cap: `total` counts every site, `sites` at most `limit`."""
+
+    query: str
+    symbols: tuple[SymbolRow, ...]
+    sites: tuple[Site, ...]
+    total: int
+    truncated: bool
+    freshness: Freshness
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [site.to_json() for site in self.sites],
+            "totalCount": self.total,
+            "truncated": self.truncated,
+            "symbols": [{"usr": s.usr, "name": s.name} for s in self.symbols],
+            **self.freshness.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class DefinitionAnswer:
+    usr: str
+    site: Site | None
+    freshness: Freshness
+
+    def to_json(self) -> dict[str, Any]:
+        return {"result": self.site.to_json() if self.site else None, **self.freshness.to_json()}
+
+
+def source_occurrences(db: Database, symbol: SymbolRow) -> list[OccurrenceRow]:
+    """Occurrences written in the source: no implicit ones, none inside macro expansions."""
+    return [occ for occ in db.occurrences_of(symbol.id) if not occ.roles & Role.IMPLICIT]
+
+
+def dedupe_and_sort(sites: Iterable[Site]) -> list[Site]:
+    """One site per (path, line, column), sorted by path, line, column. Roles of the same
+    symbol at one place are merged (the index can record a site once per unit)."""
+    by_key: dict[tuple[str, int, int], Site] = {}
+    for site in sites:
+        existing = by_key.get(site.key)
+        if existing is None:
+            by_key[site.key] = site
+        elif existing.symbol.id == site.symbol.id and existing.occurrence.roles != site.occurrence.roles:
+            merged = replace(existing.occurrence, roles=existing.occurrence.roles | site.occurrence.roles)
+            by_key[site.key] = Site(existing.symbol, merged)
+    return [by_key[key] for key in sorted(by_key)]
+
+
+def capped(query: str, db: Database, symbols: list[SymbolRow], sites: list[Site], limit: int) -> SitesAnswer:
+    shown = sites[:limit]
+    freshness = freshness_for(db, (s.occurrence for s in shown), empty=not sites)
+    return SitesAnswer(query, tuple(symbols), tuple(shown), len(sites), len(sites) > limit, freshness)
+
+
+def symbols_for(db: Database, symbol_name: str | None, usr: str | None) -> list[SymbolRow]:
+    if usr is not None:
+        symbol = db.symbol_by_usr(usr)
+        return [symbol] if symbol is not None else []
+    assert symbol_name is not None
+    return [match.symbol for match in resolve_symbols(db, symbol_name)[0]]
+
+
+def find_references(
+    db: Database,
+    *,
+    symbol_name: str | None = None,
+    usr: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+) -> SitesAnswer:
+    symbols = symbols_for(db, symbol_name, usr)
+    sites = dedupe_and_sort(Site(symbol, occ) for symbol in symbols for occ in source_occurrences(db, symbol))
+    return capped(usr or symbol_name or "", db, symbols, sites, max_results)
+
+
+def find_definition(db: Database, usr: str) -> DefinitionAnswer:
+    symbol = db.symbol_by_usr(usr)
+    site: Site | None = None
+    if symbol is not None:
+        definition = canonical_occurrence(source_occurrences(db, symbol))
+        if definition is not None:
+            site = Site(symbol, definition)
+    freshness = freshness_for(db, [site.occurrence] if site else [], empty=site is None)
+    return DefinitionAnswer(usr, site, freshness)
+
+
+def overriding_sites(db: Database, base: SymbolRow, *, max_depth: int = 32) -> list[Site]:
+    """Declarations that override (or witness) `base`, and their overrides in turn.
+
+    The index links subclass overrides, protocol witnesses and default implementations in
+    protocol extensions alike with `overrideOf`; implicit witnesses (a conformer relying
+    on a default implementation) are not declarations and are left out.
+    """
+    found: dict[int, Site] = {}
+    frontier = [base.id]
+    for _ in range(max_depth):
+        next_frontier: list[int] = []
+        for symbol_id in frontier:
+            for relation in db.related_occurrences(symbol_id, Role.REL_OVERRIDEOF):
+                occ = relation.occurrence
+                if occ.roles & Role.IMPLICIT or not occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                    continue
+                if occ.id in found or occ.symbol_id == base.id:
+                    continue
+                symbol = db.symbols_by_ids([occ.symbol_id])[occ.symbol_id]
+                if is_generated_name(symbol.name):
+                    continue
+                found[occ.id] = Site(symbol, occ)
+                next_frontier.append(occ.symbol_id)
+        if not next_frontier:
+            break
+        frontier = next_frontier
+    return dedupe_and_sort(found.values())
+
+
+def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS) -> SitesAnswer:
+    symbol = db.symbol_by_usr(usr)
+    sites = overriding_sites(db, symbol) if symbol is not None else []
+    return capped(usr, db, [symbol] if symbol else [], sites, max_results)
+
+
+def render_sites(answer: SitesAnswer, what: str) -> str:
+    """Counts first, then one line per site grouped by file."""
+    if not answer.sites:
+        head = f"No {what} for '{answer.query}' ({answer.freshness.completeness})."
+        if not answer.symbols:
+            head += " No such symbol in this index: check the name (methods need labels) or use find_symbol."
+        lines = [head]
+    else:
+        files = sorted({s.occurrence.path for s in answer.sites})
+        lines = [f"{answer.total} {what} of '{answer.query}' in {len(files)} file(s):"]
+        current = ""
+        for site in answer.sites:
+            if site.occurrence.path != current:
+                current = site.occurrence.path
+                lines.append(current)
+            occ = site.occurrence
+            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{', '.join(role_names(occ.roles))}]")
+        if answer.truncated:
+            lines.append(
+                f"(showing {len(answer.sites)} of {answer.total}; ask again with a larger maxResults to see the rest)"
+            )
+    lines.extend(answer.freshness.notes())
+    return "\n".join(lines)
+
+
+def render_definition(answer: DefinitionAnswer) -> str:
+    if answer.site is None:
+        lines = [f"No definition of {answer.usr} in this index ({answer.freshness.completeness})."]
+    else:
+        occ = answer.site.occurrence
+        lines = [f"{answer.site.symbol.name} is defined at {occ.path}:{occ.line}:{occ.column}"]
+    lines.extend(answer.freshness.notes())
+    return "\n".join(lines)

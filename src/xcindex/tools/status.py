@@ -1,0 +1,146 @@
+"""status: where the index is, how fresh it is, and what the server is doing with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from xcindex.actors.index import IndexState
+from xcindex.indexstore.database import Database
+from xcindex.indexstore.ingest import newest_write_ns
+from xcindex.tools.common import Warning, project_stale_files
+from xcindex.warnings import Completeness, WarningCode
+
+MAX_LISTED = 50
+
+
+def iso(ns: int) -> str | None:
+    if ns <= 0:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class StatusAnswer:
+    state: IndexState
+    index_mtime_ns: int
+    stale_files: tuple[str, ...]
+    session_edited_files: tuple[str, ...] = ()
+    lsp: tuple[dict[str, Any], ...] = ()
+    warnings: tuple[Warning, ...] = field(default=())
+
+    @property
+    def completeness(self) -> Completeness:
+        if self.state.ingesting and self.state.last_refresh is None:
+            return Completeness.INDEXING
+        if self.stale_files or self.session_edited_files:
+            return Completeness.STALE
+        if self.state.failures:
+            return Completeness.PARTIAL
+        return Completeness.COMPLETE
+
+    def summary(self) -> str:
+        when = iso(self.index_mtime_ns) or "unknown"
+        text = f"Index store found at {self.state.store_path} (last modified {when})."
+        if self.completeness is Completeness.INDEXING:
+            done, total = self.state.progress
+            text += f" First ingestion in progress: {done}/{total} records read."
+        elif self.stale_files:
+            text += f" {len(self.stale_files)} file(s) changed since they were indexed: rebuild to refresh."
+        else:
+            text += " Every indexed file is current."
+        if self.session_edited_files:
+            text += f" {len(self.session_edited_files)} file(s) edited this session."
+        if self.state.failures:
+            text += f" {len(self.state.failures)} unit/record file(s) could not be read and were skipped."
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        state = self.state
+        report = state.last_refresh
+        counts = state.counts
+        return {
+            "indexStorePath": str(state.store_path),
+            "indexMtime": iso(self.index_mtime_ns),
+            "staleFileCount": len(self.stale_files),
+            "staleFiles": list(self.stale_files[:MAX_LISTED]),
+            "summary": self.summary(),
+            "completeness": str(self.completeness),
+            "sessionEditedFiles": list(self.session_edited_files),
+            "ingesting": state.ingesting,
+            "ingestProgress": {"done": state.progress[0], "total": state.progress[1]},
+            "counts": None
+            if counts is None
+            else {
+                "units": counts.units,
+                "liveUnits": counts.live_units,
+                "records": counts.records,
+                "symbols": counts.symbols,
+                "occurrences": counts.occurrences,
+                "relations": counts.relations,
+            },
+            "lastRefresh": None
+            if report is None
+            else {
+                "durationMs": round(report.duration_s * 1000, 1),
+                "unitsRead": report.counters.units_read,
+                "unitsDropped": report.counters.units_dropped,
+                "recordsRead": report.counters.records_read,
+                "recordsReused": report.counters.records_reused,
+            },
+            "unreadable": [{"kind": k, "name": n, "message": m} for k, n, m in state.failures[:MAX_LISTED]],
+            "databasePath": str(state.database_path),
+            "sourcekitLsp": list(self.lsp),
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+def unreadable_warnings(state: IndexState) -> list[Warning]:
+    units = sum(1 for kind, _, _ in state.failures if kind == "unit")
+    records = len(state.failures) - units
+    found: list[Warning] = []
+    if units:
+        found.append(
+            Warning(
+                WarningCode.INDEX_UNIT_UNREADABLE, f"{units} unit file(s) could not be read and were skipped."
+            )
+        )
+    if records:
+        found.append(
+            Warning(
+                WarningCode.INDEX_RECORD_UNREADABLE,
+                f"{records} record file(s) could not be read and were skipped.",
+            )
+        )
+    return found
+
+
+def stale_files_now(db: Database) -> list[str]:
+    return project_stale_files(db)
+
+
+def status_answer(state: IndexState, stale: list[str], **extra: Any) -> StatusAnswer:
+    return StatusAnswer(
+        state=state,
+        index_mtime_ns=newest_write_ns(state.store_path),
+        stale_files=tuple(stale),
+        warnings=tuple(unreadable_warnings(state)),
+        **extra,
+    )
+
+
+def render_status(answer: StatusAnswer) -> str:
+    lines = [answer.summary()]
+    counts = answer.state.counts
+    if counts is not None:
+        lines.append(
+            f"{counts.live_units} live units, {counts.records} records, {counts.symbols} symbols, "
+            f"{counts.occurrences} occurrences."
+        )
+    if answer.stale_files:
+        lines.append(
+            "Stale: " + ", ".join(answer.stale_files[:10]) + (" …" if len(answer.stale_files) > 10 else "")
+        )
+    lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
+    return "\n".join(lines)
