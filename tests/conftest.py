@@ -31,6 +31,15 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PATH"] = f"{SWIFT_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tests.scoring import RECORDED
+
+    if RECORDED:
+        terminalreporter.section("recall and precision against the hand-checked answers")
+        for result in RECORDED:
+            terminalreporter.write_line(str(result))
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -15,9 +15,9 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
-import structlog
 from anyio.abc import TaskGroup
 
+from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState
 from xcindex.actors.workers import WorkerPool
 from xcindex.locate import Location, locate
@@ -37,7 +37,7 @@ from xcindex.tools.references import (
 from xcindex.tools.status import StatusAnswer, stale_files_now, status_answer, unreadable_warnings
 from xcindex.warnings import Completeness, XcindexError
 
-log = structlog.stdlib.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class _HasFreshness(Protocol):

@@ -30,8 +30,9 @@ def configure(level: str = "info", file: str | None = None) -> None:
         cache_logger_on_first_use=True,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
+        foreign_pre_chain=[structlog.stdlib.ExtraAdder()],
         processors=[
+            *shared,
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
             structlog.processors.JSONRenderer(),

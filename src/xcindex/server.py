@@ -17,13 +17,13 @@ from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
-import structlog
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from xcindex import __version__
+from xcindex._log import get_logger
 from xcindex.engine import Engine
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.conformances import render_conformances
@@ -32,7 +32,7 @@ from xcindex.tools.references import DEFAULT_MAX_RESULTS, MAX_RESULTS, render_de
 from xcindex.tools.status import render_status
 from xcindex.warnings import XcindexError
 
-log = structlog.stdlib.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_TEXT = 4096
 Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TEXT)]

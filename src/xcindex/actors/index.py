@@ -16,14 +16,14 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-import structlog
 
+from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox
 from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import RefreshReport, refresh
 
-log = structlog.stdlib.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

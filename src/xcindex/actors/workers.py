@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import ByteSendStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from xcindex._log import get_logger
 from xcindex.warnings import XcindexError
 
-log = structlog.stdlib.get_logger(__name__)
+log = get_logger(__name__)
 
 # The folder holding the `xcindex` package, so a worker imports the same code as its parent.
 _SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)

@@ -17,13 +17,13 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import structlog
 
+from xcindex._log import get_logger
 from xcindex.actors.workers import WorkerDied, WorkerPool
 from xcindex.indexstore.database import Database, IngestCounters
 from xcindex.indexstore.model import DependencyKind, ReadFailure, RecordData, UnitInfo
 
-log = structlog.stdlib.get_logger(__name__)
+log = get_logger(__name__)
 
 UNIT_BATCH = 64
 RECORD_BATCH = 32

@@ -6,8 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Role, kind_name
+from xcindex.indexstore.model import Role, is_generated_name, kind_name
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
+
+
+EXTENSION_KIND = 9
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ def parent_name(db: Database, occurrence: OccurrenceRow) -> str | None:
 
 def resolve_symbols(db: Database, symbol_name: str) -> tuple[list[SymbolMatch], str]:
     """Exact name first; a bare method name also finds its labelled forms; `Type.member`
-    keeps only members of that type. System symbols (no definition here) are dropped."""
+    keeps only members of that type. System symbols (no definition here), extensions and
+    macro-generated helpers are dropped."""
     parent, member = split_qualified(symbol_name)
     matched_by = "exact"
     candidates = db.symbols_by_name(member)
@@ -55,6 +59,9 @@ def resolve_symbols(db: Database, symbol_name: str) -> tuple[list[SymbolMatch], 
         matched_by = "base_name"
     matches: dict[str, SymbolMatch] = {}
     for symbol in candidates:
+        if symbol.kind == EXTENSION_KIND or is_generated_name(symbol.name):
+            # An extension is named after the type it extends; the type itself answers.
+            continue
         definition = canonical_occurrence(db.occurrences_of(symbol.id))
         if definition is None:
             continue

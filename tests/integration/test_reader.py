@@ -1,0 +1,97 @@
+"""The cffi binding and the worker process against the fixture's real index store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.conftest import CANARY, load_expected
+
+from xcindex.actors.workers import WorkerPool
+from xcindex.indexstore.binding import MIN_API_VERSION, IndexStore
+from xcindex.indexstore.model import DependencyKind, RecordData, Role, UnitInfo, kind_name
+
+pytestmark = pytest.mark.toolchain
+
+
+def user_units(store: IndexStore) -> dict[str, UnitInfo]:
+    units = [store.read_unit(name) for name in store.unit_names()]
+    root = str(CANARY.resolve())
+    return {
+        u.main_file: u
+        for u in units
+        if not u.is_system and u.main_file.startswith(root) and "/.build/" not in u.main_file
+    }
+
+
+def test_library_version_and_units_for_every_fixture_source(canary_store: Path) -> None:
+    with IndexStore(canary_store) as store:
+        assert store.library.api_version >= MIN_API_VERSION
+        assert store.library.format_version == 5
+        units = user_units(store)
+    sources = {str(p.resolve()) for p in CANARY.glob("*/*/*.swift")}
+    assert sources <= set(units), sorted(sources - set(units))
+    modules = {Path(path).parent.name: unit.module_name for path, unit in units.items()}
+    assert modules == {
+        "CanaryCore": "CanaryCore",
+        "CanaryFeatures": "CanaryFeatures",
+        "CanaryCoreTests": "CanaryCoreTests",
+    }
+    test_unit = units[str((CANARY / "Tests/CanaryCoreTests/UserServiceTests.swift").resolve())]
+    imported = {d.module_name for d in test_unit.dependencies if d.kind == DependencyKind.UNIT}
+    assert "XCTest" in imported
+    assert all(u.provider == "swift" for u in units.values())
+
+
+def test_records_hold_the_expected_definitions_with_utf8_columns(canary_store: Path) -> None:
+    expected = {e["key"]: e for e in load_expected("symbols.json")}
+    with IndexStore(canary_store) as store:
+        units = user_units(store)
+        records: dict[str, RecordData] = {}
+        for path, unit in units.items():
+            for dep in unit.dependencies:
+                if dep.kind == DependencyKind.RECORD:
+                    records[path] = store.read_record(dep.name)
+    for key in ("UserService", "UserService.fetchUser(id:)", "AuthManager", "Greeter.greet()"):
+        entry = expected[key]
+        record = records[str((CANARY / entry["definitionPath"]).resolve())]
+        hits = [
+            occ
+            for occ in record.occurrences
+            if record.symbols[occ.symbol].name == entry["name"]
+            and occ.roles & (Role.DEFINITION | Role.DECLARATION)
+            and (occ.line, occ.column) == (entry["definitionLine"], entry["definitionColumn"])
+        ]
+        assert hits, key
+        assert kind_name(record.symbols[hits[0].symbol].kind) == entry["kind"]
+        assert record.symbols[hits[0].symbol].usr.startswith("s:")
+
+    # The line with an emoji before the call: the column counts UTF-8 bytes.
+    app = records[str((CANARY / "Sources/CanaryCore/AppDelegate.swift").resolve())]
+    line = (CANARY / "Sources/CanaryCore/AppDelegate.swift").read_text(encoding="utf-8").splitlines()
+    calls = [
+        o
+        for o in app.occurrences
+        if app.symbols[o.symbol].name == "fetchUser(id:)" and "👋" in line[o.line - 1]
+    ]
+    assert len(calls) == 1
+    text = line[calls[0].line - 1]
+    assert calls[0].column == len(text[: text.index("fetchUser")].encode("utf-8")) + 1
+    assert calls[0].column != text.index("fetchUser") + 1
+    relations = {(roles & Role.REL_CALLEDBY, app.symbols[sym].name) for roles, sym in calls[0].relations}
+    assert (Role.REL_CALLEDBY, "setUp()") in relations
+
+
+@pytest.mark.anyio
+async def test_the_worker_process_reads_what_the_binding_reads(canary_store: Path) -> None:
+    with IndexStore(canary_store) as store:
+        names = sorted(store.unit_names())
+        direct = [store.read_unit(name) for name in names]
+    pool = WorkerPool(2)
+    try:
+        via_worker = await pool.run("read_units", str(canary_store), names)
+        assert len(pool.pids) == 1
+    finally:
+        await pool.aclose()
+    assert via_worker == direct
+    assert pool.pids == []

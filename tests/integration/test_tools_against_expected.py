@@ -1,0 +1,211 @@
+"""Every index-backed tool against the fixture's hand-checked answers: recall and precision 1.0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import CANARY, load_expected
+from tests.scoring import score
+
+from xcindex.engine import Engine
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+
+def rel(path: str) -> str:
+    return str(Path(path).relative_to(CANARY.resolve()))
+
+
+async def usr_of(engine: Engine, store: Path, entry: dict[str, Any]) -> str:
+    """The USR of an expected symbol, found through find_symbol and pinned by its definition site."""
+    answer = await engine.find_symbol(entry["name"], index_store_path=str(store))
+    for match in answer.to_json()["results"]:
+        if (rel(match["definitionPath"]), match["definitionLine"]) == (
+            entry["definitionPath"],
+            entry["definitionLine"],
+        ):
+            return str(match["usr"])
+    raise AssertionError(f"find_symbol({entry['name']!r}) did not find {entry['key']}: {answer.to_json()}")
+
+
+@pytest.fixture
+def symbols() -> dict[str, dict[str, Any]]:
+    return {entry["key"]: entry for entry in load_expected("symbols.json")}
+
+
+async def test_find_symbol_finds_every_expected_symbol_with_its_kind_and_site(
+    canary_store: Path, symbols: dict[str, dict[str, Any]]
+) -> None:
+    async with Engine() as engine:
+        for key, entry in symbols.items():
+            answer = (await engine.find_symbol(entry["name"], index_store_path=str(canary_store))).to_json()
+            sites = {
+                (r["name"], r["kind"], rel(r["definitionPath"]), r["definitionLine"])
+                for r in answer["results"]
+            }
+            assert (
+                entry["name"],
+                entry["kind"],
+                entry["definitionPath"],
+                entry["definitionLine"],
+            ) in sites, key
+            assert all(r["language"] == "swift" for r in answer["results"])
+            if entry["kind"] in ("class", "struct", "enum", "protocol"):
+                assert len(answer["results"]) == 1, f"one type named {entry['name']}, no extensions: {answer}"
+            assert answer["completeness"] == "complete"
+
+
+async def test_bare_and_qualified_names_resolve_to_the_labelled_symbols(canary_store: Path) -> None:
+    async with Engine() as engine:
+        bare = (await engine.find_symbol("load", index_store_path=str(canary_store))).to_json()
+        assert bare["matchedBy"] == "base_name"
+        assert sorted(r["name"] for r in bare["results"]) == ["load(id:)", "load(name:)"]
+        qualified = (
+            await engine.find_symbol("UserService.fetchUser(id:)", index_store_path=str(canary_store))
+        ).to_json()
+        assert [r["name"] for r in qualified["results"]] == ["fetchUser(id:)"]
+        wrong_type = (
+            await engine.find_symbol("AppDelegate.fetchUser(id:)", index_store_path=str(canary_store))
+        ).to_json()
+        assert wrong_type["results"] == []
+
+
+async def test_find_references_matches_hand_checked_sites_and_roles(
+    canary_store: Path, symbols: dict[str, dict[str, Any]]
+) -> None:
+    async with Engine() as engine:
+        for key, expected in load_expected("references.json").items():
+            usr = await usr_of(engine, canary_store, symbols[key])
+            answer = (
+                await engine.find_references(usr=usr, max_results=500, index_store_path=str(canary_store))
+            ).to_json()
+            got = {
+                (rel(r["path"]), r["line"], r["column"]): set(r["roles"]) - {"overrideOf"}
+                for r in answer["results"]
+            }
+            want = {(r["path"], r["line"], r["column"]): set(r["roles"]) for r in expected}
+            result = score(f"find_references {key}", want, got)
+            assert (result.recall, result.precision) == (1.0, 1.0), result
+            assert {k: got[k] for k in want} == want, f"roles differ for {key}"
+            keys = [(r["path"], r["line"], r["column"]) for r in answer["results"]]
+            assert keys == sorted(keys), "sorted by path, line, column"
+
+
+async def test_find_references_by_name_covers_every_overload_and_caps_with_a_flag(canary_store: Path) -> None:
+    async with Engine() as engine:
+        by_name = (await engine.find_references("load", index_store_path=str(canary_store))).to_json()
+        expected = load_expected("references.json")
+        want = {
+            (r["path"], r["line"], r["column"])
+            for key in ("UserRepository.load(id:)", "UserRepository.load(name:)")
+            for r in expected[key]
+        }
+        result = score(
+            "find_references load (bare)",
+            want,
+            {(rel(r["path"]), r["line"], r["column"]) for r in by_name["results"]},
+        )
+        assert (result.recall, result.precision) == (1.0, 1.0), result
+        capped = (
+            await engine.find_references("UserService", max_results=3, index_store_path=str(canary_store))
+        ).to_json()
+        assert len(capped["results"]) == 3
+        assert capped["truncated"] is True
+        assert capped["totalCount"] == len(expected["UserService"])
+
+
+async def test_find_definition_and_overrides_and_conformances(
+    canary_store: Path, symbols: dict[str, dict[str, Any]]
+) -> None:
+    store = str(canary_store)
+    async with Engine() as engine:
+        for key in ("UserService", "UserService.fetchUser(id:)", "AuthManager.authenticate(user:)"):
+            entry = symbols[key]
+            answer = (
+                await engine.find_definition(
+                    await usr_of(engine, canary_store, entry), index_store_path=store
+                )
+            ).to_json()
+            site = answer["result"]
+            assert (rel(site["path"]), site["line"], site["column"]) == (
+                entry["definitionPath"],
+                entry["definitionLine"],
+                entry["definitionColumn"],
+            )
+        assert (await engine.find_definition("s:NoSuchSymbol", index_store_path=store)).to_json()[
+            "result"
+        ] is None
+
+        for key, expected in load_expected("overrides.json").items():
+            usr = await usr_of(engine, canary_store, symbols[key])
+            answer = (await engine.find_overrides(usr, index_store_path=store)).to_json()
+            result = score(
+                f"find_overrides {key}",
+                {(r["path"], r["line"], r["column"]) for r in expected},
+                {(rel(r["path"]), r["line"], r["column"]) for r in answer["results"]},
+            )
+            assert (result.recall, result.precision) == (1.0, 1.0), result
+
+        for key, expected in load_expected("conformances.json").items():
+            usr = await usr_of(engine, canary_store, symbols[key])
+            answer = (await engine.find_conformances(usr, index_store_path=store)).to_json()
+            result = score(
+                f"find_conformances {key}",
+                {(r["type"], r["path"], r["line"], r["column"], r["viaExtension"]) for r in expected},
+                {
+                    (r["conformingType"], rel(r["path"]), r["line"], r["column"], r["viaExtension"])
+                    for r in answer["results"]
+                },
+            )
+            assert (result.recall, result.precision) == (1.0, 1.0), result
+
+
+async def test_blast_radius_matches_hand_checked_dependents_and_tests(canary_store: Path) -> None:
+    async with Engine() as engine:
+        for path, expected in load_expected("blast_radius.json").items():
+            answer = (
+                await engine.blast_radius(str(CANARY / path), index_store_path=str(canary_store))
+            ).to_json()
+            for field in ("directDependents", "affectedFiles", "coveringTests"):
+                result = score(
+                    f"blast_radius {path} {field}", expected[field], [rel(p) for p in answer[field]]
+                )
+                assert (result.recall, result.precision) == (1.0, 1.0), result
+            assert set(answer["affectedFiles"]) >= set(answer["directDependents"])
+            assert set(answer["coveringTests"]) <= set(answer["affectedFiles"])
+            assert str((CANARY / path).resolve()) not in answer["affectedFiles"]
+            assert answer["transitiveBounded"] is False
+            for test in answer["testFilters"]:
+                assert test["filter"].startswith("CanaryCoreTests.")
+                assert "$" not in test["filter"]
+
+
+async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> None:
+    async with Engine() as engine:
+        answer = (
+            await engine.blast_radius(
+                str(CANARY / "Sources/CanaryCore/UserService.swift"), index_store_path=str(canary_store)
+            )
+        ).to_json()
+    filters = {(Path(t["path"]).name, t["kind"], t["filter"]) for t in answer["testFilters"]}
+    assert filters == {
+        ("UserServiceTests.swift", "xctest", "CanaryCoreTests.UserServiceTests"),
+        ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.FeatureTests"),
+        ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.fetchesUserWithTokenAuth"),
+    }
+    assert answer["swiftTestCommand"].startswith("swift test --filter ")
+
+
+async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_store: Path) -> None:
+    async with Engine() as engine:
+        await engine.find_symbol(
+            "UserService", index_store_path=str(canary_store)
+        )  # the first ingestion is done
+        answer = (await engine.status(index_store_path=str(canary_store))).to_json()
+    assert answer["indexStorePath"] == str(canary_store.resolve())
+    assert answer["staleFileCount"] == 0
+    assert answer["completeness"] == "complete"
+    assert answer["counts"]["liveUnits"] == 17  # 12 + 3 library sources, 2 test sources
+    assert answer["indexMtime"].endswith("Z")
