@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +85,9 @@ def copy_package(source: Path, destination: Path) -> Path:
 
 
 @pytest.fixture
-def canary_copy(tmp_path: Path) -> Iterator[Path]:
+def canary_copy(tmp_path: Path) -> Path:
     """A private, unbuilt copy of the fixture, for tests that edit or rebuild it."""
-    yield copy_package(CANARY, tmp_path / "SwiftCanary")
+    return copy_package(CANARY, tmp_path / "SwiftCanary")
 
 
 def load_expected(name: str) -> Any:

@@ -8,6 +8,7 @@ processes, never on the caller's event loop.
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -18,7 +19,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexActor, IndexHandle, IndexState
+from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.workers import WorkerPool
 from xcindex.locate import Location, locate
 from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
@@ -38,6 +39,11 @@ from xcindex.tools.status import StatusAnswer, stale_files_now, status_answer, u
 from xcindex.warnings import Completeness, XcindexError
 
 log = get_logger(__name__)
+
+
+current_progress_listener: ContextVar[ProgressListener | None] = ContextVar("xcindex_progress", default=None)
+"""Set by a caller (the MCP server, per tool call) to hear about a first ingestion that its
+call waits for. A context variable, so the Engine's methods keep one signature per tool."""
 
 
 class _HasFreshness(Protocol):
@@ -105,7 +111,11 @@ class Engine:
 
     async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
         handle = await self._index_for(location)
-        return await handle.query(fn, timeout=timeout if timeout is not None else self.config.query_timeout_s)
+        return await handle.query(
+            fn,
+            timeout=timeout if timeout is not None else self.config.query_timeout_s,
+            progress=current_progress_listener.get(),
+        )
 
     async def _answer(self, project_path: str | None, index_store_path: str | None, fn: Any) -> Any:
         """Run a tool's logic on a fresh database, then add what the location and the
@@ -217,7 +227,7 @@ class Engine:
         handle = await self._index_for(location)
         state = await handle.state()
         stale: list[str] = []
-        if not (state.ingesting and state.last_refresh is None):
+        if state.ready:
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
             state = await handle.state()
         notes = tuple(Warning(code, message) for code, message in location.notes)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from xcindex import __version__
 from xcindex._log import get_logger
-from xcindex.engine import Engine
+from xcindex.engine import Engine, current_progress_listener
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.conformances import render_conformances
 from xcindex.tools.find_symbol import render_find_symbol
@@ -241,7 +241,12 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
-async def call_tool(engine: Engine, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+async def call_tool(
+    engine: Engine,
+    name: str,
+    arguments: dict[str, Any] | None,
+    report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+) -> types.CallToolResult:
     tool = _BY_NAME.get(name)
     if tool is None:
         return error_result(f"unknown tool '{name}'. Known tools: {', '.join(_BY_NAME)}.")
@@ -252,6 +257,12 @@ async def call_tool(engine: Engine, name: str, arguments: dict[str, Any] | None)
         return error_result(describe_validation_error(name, error))
     if args.projectPath is None and args.indexStorePath is None:
         return error_result("Either 'projectPath' or 'indexStorePath' must be provided.")
+    if report_progress is not None:
+
+        async def listener(done: int, total: int) -> None:
+            await report_progress(done, total or None, "xcindex: first ingestion of the index store")
+
+        current_progress_listener.set(listener)
     try:
         rendered = await tool.call(engine, args)
     except XcindexError as error:
@@ -293,7 +304,7 @@ def build_server(engine: Engine) -> Server[Any]:
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await call_tool(engine, params.name, params.arguments)
+        return await call_tool(engine, params.name, params.arguments, ctx.session.report_progress)
 
     return Server(
         "xcindex",

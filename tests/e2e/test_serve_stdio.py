@@ -55,7 +55,8 @@ async def test_tools_list_and_find_symbol_in_the_documented_shape(client: Client
     tools = await client.list_tools()
     assert {tool.name for tool in tools.tools} == EXPECTED_TOOLS
     for tool in tools.tools:
-        assert tool.description and "projectPath" in tool.description
+        assert tool.description
+        assert "projectPath" in tool.description
 
     result = await call(client, "find_symbol", symbolName="UserService")
     assert not result.is_error
@@ -159,3 +160,26 @@ async def test_the_trio_backend_serves_the_same_answer(canary_store: Path) -> No
     async with Client(server_parameters("--backend", "trio"), read_timeout_seconds=300) as client:
         result = await call(client, "find_symbol", symbolName="UserService")
     assert result.structured_content["results"][0]["name"] == "UserService"
+
+
+async def test_a_first_ingestion_reports_progress_and_status_does_not_wait(
+    canary_store: Path, tmp_path: Path
+) -> None:
+    notifications: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notifications.append((progress, total))
+
+    params = server_parameters(env={"XCINDEX_CACHE_DIR": str(tmp_path / "cold-cache")})
+    async with Client(params, read_timeout_seconds=300) as client:
+        result = await client.call_tool(
+            "find_symbol",
+            {"symbolName": "UserService", "indexStorePath": str(canary_store)},
+            progress_callback=on_progress,
+        )
+        assert result.structured_content["results"]
+        status = await call(client, "status")
+        assert status.structured_content["completeness"] == "complete"
+    # The store was cold in this cache: the call waited for the ingestion and heard about it.
+    assert notifications
+    assert all(total is None or progress <= total for progress, total in notifications)

@@ -199,12 +199,13 @@ async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> N
 
 
 async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_store: Path) -> None:
+    store_path = str(canary_store.resolve())
     async with Engine() as engine:
         await engine.find_symbol(
             "UserService", index_store_path=str(canary_store)
         )  # the first ingestion is done
         answer = (await engine.status(index_store_path=str(canary_store))).to_json()
-    assert answer["indexStorePath"] == str(canary_store.resolve())
+    assert answer["indexStorePath"] == store_path
     assert answer["staleFileCount"] == 0
     assert answer["completeness"] == "complete"
     assert answer["counts"]["liveUnits"] == 17  # 12 + 3 library sources, 2 test sources

@@ -9,7 +9,7 @@ so a rebuild while the server runs is picked up without a restart.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,11 +28,18 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 
+ProgressListener = Callable[[int, int], Awaitable[None]]
+
+
 @dataclass(frozen=True)
 class Query:
-    """Run `fn` against the fresh database (in a worker thread) and reply its result."""
+    """Run `fn` against the fresh database (in a worker thread) and reply its result.
+
+    `progress`, when given, hears about a first ingestion that the query has to wait for.
+    """
 
     fn: Callable[[Database], Any]
+    progress: ProgressListener | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,8 @@ class GetState:
 class IndexState:
     store_path: Path
     database_path: Path
+    ready: bool
+    """The first ingestion has finished: queries answer without waiting for it."""
     ingesting: bool
     progress: tuple[int, int]
     last_refresh: RefreshReport | None
@@ -68,6 +77,7 @@ class IndexActor:
     _units_mtime_ns: int = -1
     _refresh_lock: anyio.Lock = field(default_factory=anyio.Lock)
     _failures: tuple[tuple[str, str, str], ...] = ()
+    _listeners: set[ProgressListener] = field(default_factory=set)
 
     def handle(self) -> IndexHandle:
         return IndexHandle(self.mailbox.handle())
@@ -98,6 +108,7 @@ class IndexActor:
         return IndexState(
             store_path=self.store_path,
             database_path=database_path_for(self.store_path),
+            ready=self._ready.is_set(),
             ingesting=self._ingesting,
             progress=self._progress,
             last_refresh=self._last_report,
@@ -113,6 +124,16 @@ class IndexActor:
 
     async def _on_progress(self, done: int, total: int, _what: str) -> None:
         self._progress = (done, total)
+        for listener in list(self._listeners):
+            await self._notify(listener, done, total)
+
+    async def _notify(self, listener: ProgressListener, done: int, total: int) -> None:
+        # A listener is a client's progress channel: its failure must not stop ingestion.
+        try:
+            await listener(done, total)
+        except Exception as error:
+            log.debug("progress_listener_failed", error=repr(error))
+            self._listeners.discard(listener)
 
     def _units_mtime(self) -> int:
         try:
@@ -152,6 +173,13 @@ class IndexActor:
         request = envelope.request
         assert isinstance(request, Query)
         try:
+            if request.progress is not None and not self._ready.is_set():
+                self._listeners.add(request.progress)
+                try:
+                    await self._notify(request.progress, *self._progress)
+                    await self._ready.wait()
+                finally:
+                    self._listeners.discard(request.progress)
             await self._ready.wait()
             await self._refresh_if_needed()
             db = self._db
@@ -170,8 +198,14 @@ class IndexHandle:
     def __init__(self, handle: ActorHandle[IndexRequest, Any]) -> None:
         self._handle = handle
 
-    async def query(self, fn: Callable[[Database], T], *, timeout: float = math.inf) -> T:
-        result: T = await self._handle.ask(Query(fn), timeout=timeout)
+    async def query(
+        self,
+        fn: Callable[[Database], T],
+        *,
+        timeout: float = math.inf,
+        progress: ProgressListener | None = None,
+    ) -> T:
+        result: T = await self._handle.ask(Query(fn, progress), timeout=timeout)
         return result
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:

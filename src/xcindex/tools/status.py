@@ -32,7 +32,7 @@ class StatusAnswer:
 
     @property
     def completeness(self) -> Completeness:
-        if self.state.ingesting and self.state.last_refresh is None:
+        if not self.state.ready:
             return Completeness.INDEXING
         if self.stale_files or self.session_edited_files:
             return Completeness.STALE
