@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
 from tests.conftest import CANARY, load_expected
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.conftest import CANARY, load_expected
 from tests.scoring import score
-
 from xcindex.engine import Engine
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]

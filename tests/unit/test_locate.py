@@ -124,5 +124,5 @@ def test_derived_data_without_a_datastore_says_indexing_was_off(
     derived = tmp_path / "DerivedData"
     (derived / "App-cccc").mkdir(parents=True)
     monkeypatch.setenv("XCINDEX_DERIVED_DATA", str(derived))
-    with pytest.raises(LocateError, match="exists but has no Index.noindex/DataStore"):
+    with pytest.raises(LocateError, match=r"exists but has no Index\.noindex/DataStore"):
         locate(str(tmp_path / "App.xcodeproj"), None)

@@ -9,7 +9,6 @@ from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name, kind_name
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
 
-
 EXTENSION_KIND = 9
 
 
