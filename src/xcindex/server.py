@@ -231,6 +231,8 @@ def describe_validation_error(tool: str, error: ValidationError) -> str:
             problems.append(f"'{where}' is required")
         elif kind == "extra_forbidden":
             problems.append(f"'{where}' is not an argument of {tool}")
+        elif kind == "value_error" and not item["loc"]:
+            problems.append(str(item["msg"]).removeprefix("Value error, "))
         else:
             problems.append(f"'{where}': {item['msg']}")
     return f"Error: invalid arguments for {tool}: " + "; ".join(problems) + "."
