@@ -26,30 +26,60 @@ def show(title: str, result: Any, elapsed_ms: float) -> None:
         print(block.text)
     if result.structured_content is not None:
         print("--- structuredContent:")
-        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False)[:3000])
+        rendered = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
+        print(
+            rendered
+            if len(rendered) < 1200
+            else rendered[:1200] + "\n  … (cut here; the client receives all of it)"
+        )
+
+
+async def ask(client: Client, title: str, tool: str, arguments: dict[str, Any]) -> Any:
+    started = time.perf_counter()
+    result = await client.call_tool(tool, arguments)
+    show(f"{title}: {tool}({json.dumps(arguments)})", result, (time.perf_counter() - started) * 1000)
+    return result
 
 
 async def main() -> None:
-    server = StdioServerParameters(command=str(ROOT / ".venv" / "bin" / "xcindex"), args=["serve"])
-    project = str(CANARY)
-    async with Client(server) as client:
+    server = StdioServerParameters(
+        command=str(ROOT / ".venv" / "bin" / "xcindex"), args=["serve", "--log-level", "warning"]
+    )
+    where = {"projectPath": str(CANARY)}
+    async with Client(server, read_timeout_seconds=600) as client:
         tools = await client.list_tools()
         print("Tools offered to the agent:", ", ".join(tool.name for tool in tools.tools))
-        questions: list[tuple[str, str, dict[str, Any]]] = [
-            ("Where is UserService defined?", "find_symbol", {"symbolName": "UserService"}),
-            ("Which fetchUser is it?", "find_symbol", {"symbolName": "fetchUser"}),
-            ("Exact method lookup", "find_symbol", {"symbolName": "UserService.fetchUser(id:)"}),
-            ("A mistake an agent makes", "find_symbol", {"symbolName": 42}),
-            ("No location given", "find_symbol", {"symbolName": "UserService", "projectPath": None}),
-        ]
-        for title, tool, arguments in questions:
-            if "projectPath" not in arguments:
-                arguments = {**arguments, "projectPath": project}
-            else:
-                arguments = {k: v for k, v in arguments.items() if v is not None}
-            started = time.perf_counter()
-            result = await client.call_tool(tool, arguments)
-            show(f"{title}: {tool}({json.dumps(arguments)})", result, (time.perf_counter() - started) * 1000)
+        await ask(client, "Is the index fresh?", "status", where)
+        await ask(
+            client, "Where is UserService defined?", "find_symbol", {"symbolName": "UserService", **where}
+        )
+        found = await ask(client, "Which fetchUser?", "find_symbol", {"symbolName": "fetchUser", **where})
+        usr = found.structured_content["results"][0]["usr"]
+        await ask(client, "Who calls it? (USR-first)", "find_references", {"usr": usr, **where})
+        setup = await ask(
+            client, "AppDelegate.setUp", "find_symbol", {"symbolName": "AppDelegate.setUp()", **where}
+        )
+        await ask(
+            client,
+            "Who overrides it?",
+            "find_overrides",
+            {"usr": setup.structured_content["results"][0]["usr"], **where},
+        )
+        marker = await ask(client, "The marker protocol", "find_symbol", {"symbolName": "Auditable", **where})
+        await ask(
+            client,
+            "Who conforms to it?",
+            "find_conformances",
+            {"usr": marker.structured_content["results"][0]["usr"], **where},
+        )
+        await ask(
+            client,
+            "What does editing UserService.swift reach?",
+            "blast_radius",
+            {"filePath": str(CANARY / "Sources/CanaryCore/UserService.swift"), **where},
+        )
+        await ask(client, "A mistake an agent makes", "find_symbol", {"symbolName": 42, **where})
+        await ask(client, "No location given", "find_symbol", {"symbolName": "UserService"})
 
 
 if __name__ == "__main__":

@@ -60,6 +60,8 @@ class EngineConfig:
     """Worker processes for walking libIndexStore (both cores by default)."""
     query_timeout_s: float = 900.0
     """Upper bound for one query, including a first ingestion of a large store."""
+    status_wait_s: float = 1.0
+    """How long `status` waits for a first refresh before answering with its progress."""
 
 
 class Engine:
@@ -225,11 +227,12 @@ class Engine:
         """Answers at once, even during a first ingestion (then with its progress)."""
         location = await self.locate(project_path, index_store_path)
         handle = await self._index_for(location)
-        state = await handle.state()
         stale: list[str] = []
-        if state.ready:
+        # A warm start refreshes in milliseconds: wait that long, but never for a cold
+        # ingestion, which status reports with its progress instead.
+        with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
-            state = await handle.state()
+        state = await handle.state()
         notes = tuple(Warning(code, message) for code, message in location.notes)
         answer = status_answer(state, stale)
         return replace(answer, warnings=notes + answer.warnings)
