@@ -1,0 +1,507 @@
+"""`xcindex doctor [--project P] [--install]`: check this machine and a project.
+
+One `[ OK ]`, `[FAIL]` or `[INFO]` line per finding, each failure followed by what fixes
+it; exit 1 if anything failed. The checks: Python and the dependencies, the Swift
+toolchain, libIndexStore (loaded in a child process, so a bad library cannot crash the
+doctor), sourcekit-lsp, the project and its index store, freshness, the build-server
+bridge of Xcode projects, and the agent configuration.
+
+`--install` fixes what can be fixed from here: it builds the index of a Swift package
+(`swift build --build-tests`), and writes the project's MCP configuration (`.mcp.json`)
+and hook configuration (`.claude/settings.json`) when they are absent. It never edits an
+existing file; it says what it did.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xcindex.hooks import (
+    STALE_NAMES_SHOWN,
+    Project,
+    find_projects,
+    format_time,
+    newest_unit_mtime_ns,
+    rebuild_advice,
+    swift_files_newer_than,
+)
+from xcindex.indexstore.library import LibraryNotFound, find_library, toolchain_roots
+from xcindex.locate import LocateError, Location, locate
+from xcindex.warnings import WarningCode
+
+DEPENDENCIES = (
+    # (import name, distribution name)
+    ("anyio", "anyio"),
+    ("trio", "trio"),
+    ("mcp", "mcp"),
+    ("lsprotocol", "lsprotocol"),
+    ("cffi", "cffi"),
+    ("structlog", "structlog"),
+)
+MIN_PYTHON = (3, 11)
+SOURCEKIT_LSP_ENV = "SOURCEKIT_LSP_PATH"
+_PROBE_TIMEOUT_S = 60.0
+_LSP_PROBE_TIMEOUT_S = 15.0
+_BUILD_TIMEOUT_S = 3600.0
+_LIBRARY_PROBE = (
+    "import json\n"
+    "from xcindex.indexstore.binding import load_library\n"
+    "info = load_library()[1]\n"
+    "print(json.dumps({'path': info.path, 'api': info.api_version, 'format': info.format_version}))\n"
+)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    returncode: int | None
+    """None when the command could not be started or timed out."""
+    output: str
+    problem: str = ""
+
+
+def _run(command: list[str], timeout: float, cwd: Path | None = None) -> _Ran:
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            cwd=cwd,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return _Ran(None, "", f"did not finish within {timeout:g} s")
+    except OSError as error:
+        return _Ran(None, "", error.strerror or str(error))
+    return _Ran(done.returncode, (done.stdout or "") + (done.stderr or ""))
+
+
+def _exit_description(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def _write(self, line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    def section(self, title: str) -> None:
+        self._write(f"\n== {title} ==")
+
+    def ok(self, message: str) -> None:
+        self._write(f"  [ OK ] {message}")
+
+    def info(self, message: str) -> None:
+        self._write(f"  [INFO] {message}")
+
+    def fail(self, message: str, fix: str | None = None) -> None:
+        self.failures += 1
+        self._write(f"  [FAIL] {message}")
+        if fix:
+            self._write(f"         -> {fix}")
+
+    def detail(self, text: str) -> None:
+        for line in text.rstrip().splitlines():
+            self._write(f"         | {line}")
+
+
+@dataclass
+class _Doctor:
+    report: _Report
+    install: bool
+    swift: str | None = None
+    swift_version: str | None = None
+
+    # -- the machine ------------------------------------------------------------------
+
+    def check_python(self) -> None:
+        self.report.section("Python")
+        version = platform.python_version()
+        if sys.version_info[:2] < MIN_PYTHON:
+            self.report.fail(
+                f"Python {version} ({sys.executable}) is too old.",
+                f"xcindex needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or later.",
+            )
+        else:
+            self.report.ok(f"Python {version} ({sys.executable})")
+        for module, distribution in DEPENDENCIES:
+            try:
+                spec = importlib.util.find_spec(module)
+            except (ImportError, ValueError):
+                spec = None
+            if spec is None:
+                self.report.fail(
+                    f"{module} is not importable.",
+                    f"Reinstall xcindex with its dependencies (pip install --force-reinstall {distribution}).",
+                )
+                continue
+            try:
+                self.report.ok(f"{module} {importlib.metadata.version(distribution)}")
+            except importlib.metadata.PackageNotFoundError:
+                self.report.ok(f"{module} (version unknown)")
+
+    def check_swift(self) -> None:
+        self.report.section("Swift toolchain")
+        swift = shutil.which("swift")
+        if swift is None:
+            for root in toolchain_roots():
+                candidate = root / "usr" / "bin" / "swift"
+                if os.access(candidate, os.X_OK):
+                    swift = str(candidate)
+                    break
+        if swift is None:
+            self.report.fail(
+                "swift was not found on PATH or in a known toolchain folder.",
+                "Install the Swift toolchain (https://www.swift.org/install) and put its usr/bin on PATH.",
+            )
+            return
+        ran = _run([swift, "--version"], _PROBE_TIMEOUT_S)
+        if ran.returncode != 0:
+            what = ran.problem or _exit_description(ran.returncode or 0)
+            self.report.fail(f"`{swift} --version` failed ({what}): {_last_line(ran.output)}")
+            return
+        self.swift, self.swift_version = swift, ran.output.strip().splitlines()[0]
+        self.report.ok(f"{self.swift_version} ({swift})")
+
+    def check_library(self) -> None:
+        self.report.section("libIndexStore")
+        try:
+            path = find_library()
+        except LibraryNotFound as error:
+            self.report.fail(str(error))
+            return
+        ran = _run([sys.executable, "-c", _LIBRARY_PROBE], _PROBE_TIMEOUT_S)
+        if ran.returncode != 0:
+            what = ran.problem or _exit_description(ran.returncode or 0)
+            self.report.fail(
+                f"libIndexStore at {path} could not be loaded ({what}): {_last_line(ran.output)}",
+                "Use the libIndexStore of the toolchain that built the index (XCINDEX_LIBINDEXSTORE).",
+            )
+            return
+        try:
+            info: dict[str, Any] = json.loads(_last_line(ran.output))
+            self.report.ok(f"{info['path']} (API 0.{info['api']}, store format v{info['format']})")
+        except (ValueError, KeyError, TypeError):
+            self.report.fail(f"libIndexStore at {path} answered oddly: {_last_line(ran.output)}")
+
+    def _find_sourcekit_lsp(self) -> str | None:
+        """The binary xcindex will run; None (after saying why) when there is none."""
+        configured = os.environ.get(SOURCEKIT_LSP_ENV)
+        if configured:
+            if not os.path.exists(configured):
+                self.report.fail(
+                    f"{WarningCode.SOURCEKIT_LSP_NOT_FOUND}: {SOURCEKIT_LSP_ENV}={configured} does not exist.",
+                    f"Unset {SOURCEKIT_LSP_ENV} or point it at a sourcekit-lsp binary.",
+                )
+                return None
+            if not os.path.isfile(configured) or not os.access(configured, os.X_OK):
+                fix = f"chmod +x {shlex.quote(configured)}" if os.path.isfile(configured) else None
+                self.report.fail(
+                    f"{WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE}: {SOURCEKIT_LSP_ENV}={configured} "
+                    "is not an executable file.",
+                    fix or f"Point {SOURCEKIT_LSP_ENV} at the sourcekit-lsp binary itself.",
+                )
+                return None
+            return configured
+        candidates: list[str] = []
+        if self.swift:
+            candidates.append(str(Path(self.swift).resolve().parent / "sourcekit-lsp"))
+        if on_path := shutil.which("sourcekit-lsp"):
+            candidates.append(on_path)
+        candidates += [str(root / "usr" / "bin" / "sourcekit-lsp") for root in toolchain_roots()]
+        for candidate in candidates:
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        self.report.fail(
+            f"{WarningCode.SOURCEKIT_LSP_NOT_FOUND}: no sourcekit-lsp next to swift, on PATH, "
+            f"or at {SOURCEKIT_LSP_ENV}.",
+            "Install the Swift toolchain (it ships sourcekit-lsp) or set SOURCEKIT_LSP_PATH; without it "
+            "plan_rename cannot cross-check the index (reconciliation_unavailable).",
+        )
+        return None
+
+    def check_sourcekit_lsp(self) -> None:
+        self.report.section("sourcekit-lsp")
+        binary = self._find_sourcekit_lsp()
+        if binary is None:
+            return
+        # sourcekit-lsp has no --version; --help proves that it starts.
+        ran = _run([binary, "--help"], _LSP_PROBE_TIMEOUT_S)
+        if ran.returncode != 0:
+            what = ran.problem or _exit_description(ran.returncode or 0)
+            self.report.fail(
+                f"{WarningCode.SOURCEKIT_LSP_LAUNCH_FAILED}: `{binary} --help` failed ({what}).",
+                f"Check the binary, or point {SOURCEKIT_LSP_ENV} at a working sourcekit-lsp.",
+            )
+            return
+        self.report.ok(f"sourcekit-lsp {binary}")
+        sibling = Path(binary).resolve().parent / "swift"
+        if self.swift and sibling == Path(self.swift).resolve() and self.swift_version:
+            self.report.info(f"From the toolchain of {self.swift_version}")
+        elif os.access(sibling, os.X_OK):
+            version = _run([str(sibling), "--version"], _PROBE_TIMEOUT_S)
+            if version.returncode == 0 and version.output.strip():
+                self.report.info(f"From the toolchain of {version.output.strip().splitlines()[0]}")
+
+    # -- the project ------------------------------------------------------------------
+
+    def find_project(self, project: str | None) -> Project | None:
+        self.report.section("Project")
+        if project is None:
+            directory = Path.cwd()
+            found = find_projects(directory)
+            if not found:
+                self.report.info(
+                    f"No Swift package or Xcode project in {directory}: pass --project <path> to check one."
+                )
+                return None
+            chosen = found[0]
+        else:
+            path = Path(project).expanduser().absolute()
+            if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
+                chosen = Project(path, "xcode")
+            elif path.name == "Package.swift" and path.is_file():
+                chosen = Project(path.parent, "swiftpm")
+            elif (path / "Package.swift").is_file():
+                chosen = Project(path, "swiftpm")
+            elif path.is_dir() and (found := find_projects(path)):
+                chosen = found[0]
+            else:
+                self.report.fail(
+                    f"{path} is not a Swift package or an Xcode project (or a folder holding one).",
+                    "Pass --project a package folder, its Package.swift, or an .xcodeproj/.xcworkspace.",
+                )
+                return None
+        kind = "Swift package" if chosen.kind == "swiftpm" else "Xcode project"
+        self.report.ok(f"{kind}: {chosen.path}")
+        return chosen
+
+    def _needs_build(self, project: Project) -> bool:
+        try:
+            location = locate(str(project.path), None)
+        except LocateError:
+            return True
+        newest = newest_unit_mtime_ns(location.store_path)
+        return newest is None or bool(swift_files_newer_than(project.root, newest))
+
+    def build_index(self, project: Project) -> None:
+        if project.kind != "swiftpm":
+            self.report.info("Xcode projects are indexed by Xcode's own builds: build it in Xcode.")
+            return
+        if not self._needs_build(project):
+            self.report.info("The index is current: no build needed.")
+            return
+        command = [self.swift or "swift", "build", "--build-tests", "--package-path", str(project.root)]
+        shown = shlex.join(["swift", *command[1:]])
+        if self.swift is None:
+            self.report.fail(f"Cannot run `{shown}`: the Swift toolchain is missing (see above).")
+            return
+        self.report.info(f"Building the index: {shown}")
+        started = time.monotonic()
+        ran = _run(command, _BUILD_TIMEOUT_S, cwd=project.root)
+        if ran.returncode != 0:
+            what = ran.problem or _exit_description(ran.returncode or 0)
+            self.report.fail(f"`{shown}` failed ({what}).", "Fix the build errors below, then run it again.")
+            self.report.detail("\n".join(ran.output.strip().splitlines()[-20:]))
+            return
+        self.report.ok(f"Built the index with `{shown}` ({time.monotonic() - started:.0f} s).")
+
+    def check_index(self, project: Project) -> tuple[Location, int] | None:
+        try:
+            location = locate(str(project.path), None)
+        except LocateError as error:
+            fix = (
+                f"Or let the doctor build it: xcindex doctor --project {shlex.quote(str(project.root))} --install"
+                if project.kind == "swiftpm"
+                else None
+            )
+            self.report.fail(str(error), fix)
+            return None
+        newest = newest_unit_mtime_ns(location.store_path)
+        if newest is None:
+            self.report.fail(
+                f"The index store at {location.store_path} holds no units.",
+                f"Build the project: {rebuild_advice(project)}.",
+            )
+            return None
+        units = _count_entries(location.store_path / "v5" / "units")
+        self.report.ok(
+            f"Index store: {location.store_path} ({units} units, last built {format_time(newest)})"
+        )
+        for code, note in location.notes:
+            self.report.info(f"{code}: {note}")
+        return location, newest
+
+    def check_freshness(self, project: Project, newest: int) -> None:
+        self.report.section("Freshness")
+        newer = swift_files_newer_than(project.root, newest)
+        if not newer:
+            self.report.ok("No Swift files newer than the index.")
+            return
+        names = [str(path.relative_to(project.root)) for path in newer[:STALE_NAMES_SHOWN]]
+        more = ", ..." if len(newer) > STALE_NAMES_SHOWN else ""
+        self.report.fail(
+            f"{len(newer)} Swift file(s) newer than the index: {', '.join(names)}{more}",
+            f"Rebuild ({rebuild_advice(project)}), or expect stale answers about them.",
+        )
+
+    def check_bridge(self, project: Project) -> None:
+        self.report.section("Build-server bridge")
+        if project.kind == "swiftpm":
+            self.report.ok("Swift package: sourcekit-lsp takes the build settings from SwiftPM directly.")
+            return
+        root = project.root
+        for name in ("compile_commands.json", "buildServer.json"):
+            if (root / name).is_file():
+                self.report.ok(f"{name} in {root}: sourcekit-lsp sees the build settings.")
+                return
+        self.report.fail(
+            f"{WarningCode.COMPILE_COMMANDS_MISSING}: no compile_commands.json or buildServer.json in {root}.",
+            "Install xcode-build-server, then run: xcode-build-server config -project "
+            f"{shlex.quote(str(project.path))} -scheme <scheme> (plan_rename's sourcekit-lsp cross-check needs it).",
+        )
+
+    def check_configuration(self, project: Project) -> None:
+        self.report.section("Agent configuration")
+        command = _xcindex_command()
+        root = project.root
+        mcp_file = root / ".mcp.json"
+        if mcp_file.exists():
+            if _mentions(mcp_file, '"xcindex"'):
+                self.report.ok(f"{mcp_file} declares the xcindex server.")
+            else:
+                self.report.info(
+                    f"{mcp_file} does not declare an 'xcindex' server (left as it is); add: "
+                    + json.dumps(_mcp_server(command))
+                )
+        elif self.install:
+            _write_json(mcp_file, {"mcpServers": {"xcindex": _mcp_server(command)}})
+            self.report.ok(
+                f"Wrote {mcp_file}: MCP server 'xcindex' runs `{shlex.join([*command, 'serve'])}`."
+            )
+        else:
+            self.report.info(
+                f"No .mcp.json in {root}: install the Claude Code plugin (docs/plugin.md), "
+                "or run the doctor with --install to write one for this project."
+            )
+        settings = root / ".claude" / "settings.json"
+        if settings.exists():
+            if _mentions(settings, "xcindex hook") or _mentions(settings, "hook session-start"):
+                self.report.ok(f"{settings} runs the xcindex hooks.")
+            else:
+                self.report.info(
+                    f"{settings} has no xcindex hooks (left as it is); the plugin brings them, or see docs/plugin.md."
+                )
+        elif self.install:
+            settings.parent.mkdir(exist_ok=True)
+            _write_json(settings, {"hooks": hook_configuration(command)})
+            self.report.ok(
+                f"Wrote {settings}: the xcindex hooks (SessionStart; PostToolUse on Edit|Write|MultiEdit; "
+                "PreToolUse on Grep). Skip them if the xcindex plugin is installed: it runs the same hooks."
+            )
+        else:
+            self.report.info(
+                f"No project hooks in {settings}: the plugin brings them, or run the doctor with --install."
+            )
+
+
+def _count_entries(folder: Path) -> int:
+    try:
+        with os.scandir(folder) as entries:
+            return sum(1 for _ in entries)
+    except OSError:
+        return 0
+
+
+def _mentions(path: Path, text: str) -> bool:
+    try:
+        return text in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _write_json(path: Path, value: object) -> None:
+    # Exclusive creation: never overwrite a file that appeared since we looked.
+    with path.open("x", encoding="utf-8") as handle:
+        handle.write(json.dumps(value, indent=2) + "\n")
+
+
+def _xcindex_command() -> list[str]:
+    """How this machine runs xcindex: the name when it is on PATH, else this install's path."""
+    if shutil.which("xcindex"):
+        return ["xcindex"]
+    beside = Path(sys.executable).parent / "xcindex"
+    if os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-m", "xcindex"]
+
+
+def _mcp_server(command: list[str]) -> dict[str, object]:
+    return {"command": command[0], "args": [*command[1:], "serve"]}
+
+
+def hook_configuration(command: list[str]) -> dict[str, object]:
+    """The `hooks` section of Claude Code settings that runs the three xcindex hooks."""
+
+    def hook(event: str, timeout: int) -> dict[str, object]:
+        return {"type": "command", "command": shlex.join([*command, "hook", event]), "timeout": timeout}
+
+    return {
+        "SessionStart": [{"hooks": [hook("session-start", 30)]}],
+        "PostToolUse": [{"matcher": "Edit|Write|MultiEdit", "hooks": [hook("post-tool-use", 10)]}],
+        "PreToolUse": [{"matcher": "Grep", "hooks": [hook("pre-tool-use", 10)]}],
+    }
+
+
+def main(project: str | None, install: bool) -> int:
+    from xcindex import __version__
+
+    report = _Report()
+    doctor = _Doctor(report, install)
+    sys.stdout.write(f"xcindex doctor {__version__}{' --install' if install else ''}\n")
+    doctor.check_python()
+    doctor.check_swift()
+    doctor.check_library()
+    doctor.check_sourcekit_lsp()
+    chosen = doctor.find_project(project)
+    if chosen is not None:
+        if install:
+            doctor.build_index(chosen)
+        indexed = doctor.check_index(chosen)
+        if indexed is not None:
+            doctor.check_freshness(chosen, indexed[1])
+        doctor.check_bridge(chosen)
+        doctor.check_configuration(chosen)
+    if report.failures:
+        sys.stdout.write(f"\n{report.failures} check(s) failed; the -> lines say what fixes them.\n")
+        return 1
+    sys.stdout.write("\nAll checks passed.\n")
+    return 0
