@@ -8,6 +8,7 @@ processes, never on the caller's event loop.
 from __future__ import annotations
 
 import math
+import os
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
+from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.workers import WorkerPool
 from xcindex.locate import Location, locate
 from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
@@ -46,9 +48,16 @@ current_progress_listener: ContextVar[ProgressListener | None] = ContextVar("xci
 call waits for. A context variable, so the Engine's methods keep one signature per tool."""
 
 
+def edited_among(paths: set[str], edited: frozenset[str]) -> list[str]:
+    """The paths (as the index names them) whose real path was edited this session."""
+    return sorted(path for path in paths if os.path.realpath(path) in edited)
+
+
 class _HasFreshness(Protocol):
     @property
     def freshness(self) -> Freshness: ...
+
+    def named_paths(self) -> set[str]: ...
 
 
 A = TypeVar("A", bound=_HasFreshness)
@@ -62,6 +71,9 @@ class EngineConfig:
     """Upper bound for one query, including a first ingestion of a large store."""
     status_wait_s: float = 1.0
     """How long `status` waits for a first refresh before answering with its progress."""
+    project_dir: str | None = None
+    """Whose session-edited files to track (default: CLAUDE_PROJECT_DIR, else the working
+    directory), matching the hooks' ledger file."""
 
 
 class Engine:
@@ -73,11 +85,19 @@ class Engine:
         self._index: dict[Path, IndexHandle] = {}
         self._index_lock = anyio.Lock()
         self.workers = WorkerPool(self.config.ingest_workers)
+        self._ledger: LedgerHandle | None = None
 
     async def __aenter__(self) -> Engine:
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
+        try:
+            ledger = LedgerActor(self.config.project_dir)
+            await task_group.start(ledger.run)
+            self._ledger = ledger.handle()
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(
@@ -126,18 +146,42 @@ class Engine:
         answer = await self._query(location, fn)
         state = await (await self._index_for(location)).state()
         extra = [Warning(code, message) for code, message in location.notes] + unreadable_warnings(state)
-        if not extra:
+        edited = await self.edited_files()
+        named_edited = await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited)
+        if not extra and not named_edited:
             return answer
         freshness: Freshness = answer.freshness
         completeness = freshness.completeness
         if state.failures and completeness is Completeness.COMPLETE:
             completeness = Completeness.PARTIAL
+        if named_edited:
+            completeness = Completeness.STALE
         return replace(
             answer,
             freshness=replace(
-                freshness, completeness=completeness, warnings=freshness.warnings + tuple(extra)
+                freshness,
+                completeness=completeness,
+                session_edited_files=tuple(named_edited),
+                warnings=freshness.warnings + tuple(extra),
             ),
         )
+
+    # --- the session ledger ------------------------------------------------------------
+
+    async def record_edit(self, path: str) -> None:
+        """Tell the engine that the agent edited `path` (for agents without the hooks):
+        answers naming it say so, and plan_rename marks its ranges red-stale."""
+        assert self._ledger is not None, "the Engine is not running"
+        await self._ledger.record_edit(path)
+
+    async def edited_files(self) -> frozenset[str]:
+        """Files edited this session (real paths), from the hooks' ledger and record_edit."""
+        assert self._ledger is not None, "the Engine is not running"
+        return await self._ledger.edited_files()
+
+    async def clear_edits(self) -> None:
+        assert self._ledger is not None, "the Engine is not running"
+        await self._ledger.clear()
 
     async def index_state(
         self, *, project_path: str | None = None, index_store_path: str | None = None
@@ -234,5 +278,5 @@ class Engine:
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
         state = await handle.state()
         notes = tuple(Warning(code, message) for code, message in location.notes)
-        answer = status_answer(state, stale)
+        answer = status_answer(state, stale, session_edited_files=tuple(sorted(await self.edited_files())))
         return replace(answer, warnings=notes + answer.warnings)

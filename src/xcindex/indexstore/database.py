@@ -585,6 +585,13 @@ class Database:
             )
         ]
 
+    def system_modules(self) -> set[str]:
+        """Modules that some unit imports as system modules (the standard library, SDKs)."""
+        return {
+            str(row[0])
+            for row in self._conn.execute("SELECT DISTINCT module FROM unit_units WHERE is_system = 1")
+        }
+
     def unit_of_file(self, path: str) -> tuple[str, int, bool] | None:
         row = self._conn.execute(
             "SELECT u.module, u.mtime_ns, u.is_test FROM units u JOIN files f ON f.id = u.main_file_id"

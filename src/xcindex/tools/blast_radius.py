@@ -60,6 +60,9 @@ class BlastRadiusAnswer:
         pattern = "|".join(sorted({re.escape(t.filter) for t in self.tests}))
         return f"swift test --filter '{pattern}'"
 
+    def named_paths(self) -> set[str]:
+        return {self.file_path, *self.affected_files}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "affectedFiles": list(self.affected_files),

@@ -46,6 +46,9 @@ class ConformancesAnswer:
     conformances: tuple[Conformance, ...]
     freshness: Freshness
 
+    def named_paths(self) -> set[str]:
+        return {c.anchor.path for c in self.conformances}
+
     def to_json(self) -> dict[str, Any]:
         return {"results": [c.to_json() for c in self.conformances], **self.freshness.to_json()}
 

@@ -28,6 +28,9 @@ class FindSymbolAnswer:
     matched_by: str  # "exact" | "base_name" | "none"
     freshness: Freshness
 
+    def named_paths(self) -> set[str]:
+        return {m.definition.path for m in self.matches}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "results": [m.to_json() for m in self.matches],

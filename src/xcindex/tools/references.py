@@ -45,6 +45,9 @@ class SitesAnswer:
     truncated: bool
     freshness: Freshness
 
+    def named_paths(self) -> set[str]:
+        return {site.occurrence.path for site in self.sites}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "results": [site.to_json() for site in self.sites],
@@ -60,6 +63,9 @@ class DefinitionAnswer:
     usr: str
     site: Site | None
     freshness: Freshness
+
+    def named_paths(self) -> set[str]:
+        return {self.site.occurrence.path} if self.site else set()
 
     def to_json(self) -> dict[str, Any]:
         return {"result": self.site.to_json() if self.site else None, **self.freshness.to_json()}
