@@ -1,0 +1,198 @@
+"""Where sourcekit-lsp should run: the workspace root, and the sourcekit-lsp binary itself.
+
+Both are small synchronous file-system checks (a handful of `stat` calls).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from xcindex.warnings import CodedError, WarningCode
+
+MAX_LEVELS_UP = 10
+DEFAULT_TOOLCHAIN_BIN = Path("/opt/swift/usr/bin")
+BINARY_NAME = "sourcekit-lsp"
+BINARY_ENV = "SOURCEKIT_LSP_PATH"
+
+_XCODE_SUFFIXES = (".xcodeproj", ".xcworkspace")
+_BUILD_SETTINGS_FILES = ("compile_commands.json", "buildServer.json")
+
+
+class WorkspaceKind(StrEnum):
+    SWIFTPM = "swiftpm"
+    XCODE = "xcode"
+
+
+@dataclass(frozen=True)
+class WorkspaceRoot:
+    """A folder sourcekit-lsp can open, and what it will find there.
+
+    `has_build_settings` is False for an Xcode project without `compile_commands.json`,
+    `buildServer.json` or a `.bsp/` connection file: sourcekit-lsp cannot compile its files
+    and answers position requests with nothing.
+    """
+
+    path: Path
+    kind: WorkspaceKind
+    has_build_settings: bool
+
+    @property
+    def warnings(self) -> tuple[WarningCode, ...]:
+        if self.has_build_settings:
+            return ()
+        return (WarningCode.COMPILE_COMMANDS_MISSING,)
+
+    def warnings_for_answer(self, *, empty: bool) -> tuple[WarningCode, ...]:
+        """The workspace warnings to attach to an LSP answer (empty or not)."""
+        if empty and not self.has_build_settings:
+            return (*self.warnings, WarningCode.SOURCEKIT_LSP_NEEDS_COMPILE_COMMANDS)
+        return self.warnings
+
+
+def _is_xcode_container(path: Path) -> bool:
+    return path.suffix in _XCODE_SUFFIXES
+
+
+def _root_at(folder: Path) -> WorkspaceRoot | None:
+    """The workspace rooted at `folder`, if it holds a package or an Xcode project."""
+    try:
+        if (folder / "Package.swift").is_file():
+            return WorkspaceRoot(folder, WorkspaceKind.SWIFTPM, has_build_settings=True)
+        if any(_is_xcode_container(child) for child in folder.iterdir()):
+            return WorkspaceRoot(folder, WorkspaceKind.XCODE, _has_build_settings(folder))
+    except OSError:
+        return None
+    return None
+
+
+def _has_build_settings(folder: Path) -> bool:
+    if any((folder / name).is_file() for name in _BUILD_SETTINGS_FILES):
+        return True
+    bsp = folder / ".bsp"
+    return bsp.is_dir() and any(entry.suffix == ".json" for entry in bsp.iterdir())
+
+
+def _unresolved(message: str) -> CodedError:
+    return CodedError(WarningCode.WORKSPACE_ROOT_UNRESOLVED, message)
+
+
+def _walk_up(start: Path, max_levels: int) -> WorkspaceRoot | None:
+    folder = start
+    for _ in range(max_levels + 1):
+        found = _root_at(folder)
+        if found is not None:
+            return found
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+    return None
+
+
+def workspace_root_for_project(project_path: Path) -> WorkspaceRoot:
+    """The root for a projectPath: an .xcodeproj/.xcworkspace, a package folder or Package.swift.
+
+    A workspace nested in a project (`App.xcodeproj/project.xcworkspace`) or in a package's
+    `.swiftpm/xcode/` folder belongs to that project or package. Any other folder is
+    searched upwards like an index store path.
+    """
+    path = Path(os.path.realpath(project_path))
+    if not path.exists():
+        raise _unresolved(f"projectPath {project_path} does not exist")
+    if path.name == "Package.swift" and path.is_file():
+        return WorkspaceRoot(path.parent, WorkspaceKind.SWIFTPM, has_build_settings=True)
+    containers = [p for p in (path, *path.parents) if _is_xcode_container(p)]
+    if containers:
+        outermost = containers[-1]
+        folder = outermost.parent
+        if folder.name == "xcode" and folder.parent.name == ".swiftpm":
+            folder = folder.parent.parent
+        found = _root_at(folder)
+        if found is not None:
+            return found
+        return WorkspaceRoot(folder, WorkspaceKind.XCODE, _has_build_settings(folder))
+    found = _walk_up(path if path.is_dir() else path.parent, MAX_LEVELS_UP)
+    if found is None:
+        raise _unresolved(f"no Package.swift, .xcodeproj or .xcworkspace at or above {project_path}")
+    return found
+
+
+def workspace_root_for_index_store(store_path: Path, *, max_levels: int = MAX_LEVELS_UP) -> WorkspaceRoot:
+    """The root for an index store: the nearest folder at most `max_levels` above it that holds
+    a Package.swift, an .xcodeproj or an .xcworkspace."""
+    start = Path(os.path.realpath(store_path))
+    found = _walk_up(start, max_levels)
+    if found is None:
+        raise _unresolved(
+            f"no Package.swift, .xcodeproj or .xcworkspace within {max_levels} levels above {store_path}"
+        )
+    return found
+
+
+def resolve_workspace_root(
+    *, project_path: Path | None = None, index_store_path: Path | None = None
+) -> WorkspaceRoot:
+    """The workspace root from a projectPath (preferred) or an index store path.
+
+    Raises:
+        CodedError: workspace_root_unresolved.
+    """
+    if project_path is not None:
+        return workspace_root_for_project(project_path)
+    if index_store_path is not None:
+        return workspace_root_for_index_store(index_store_path)
+    raise _unresolved("neither projectPath nor indexStorePath was given")
+
+
+def _is_executable_file(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _checked_explicit(path: Path, origin: str) -> Path:
+    if not path.exists():
+        raise CodedError(
+            WarningCode.SOURCEKIT_LSP_NOT_FOUND, f"{origin} points at {path}, which does not exist"
+        )
+    if not _is_executable_file(path):
+        raise CodedError(
+            WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE,
+            f"{origin} points at {path}, which is not an executable file (chmod +x it)",
+        )
+    return path
+
+
+def find_sourcekit_lsp(override: Path | None = None, *, environ: Mapping[str, str] | None = None) -> Path:
+    """The sourcekit-lsp binary to launch.
+
+    Order: `override` (configuration), `SOURCEKIT_LSP_PATH`, the toolchain (next to `swift` on
+    PATH with symlinks resolved, then /opt/swift/usr/bin), then PATH.
+
+    Raises:
+        CodedError: sourcekit_lsp_not_found, or sourcekit_lsp_binary_not_executable when an
+            explicit path names a file that cannot be executed.
+    """
+    env = os.environ if environ is None else environ
+    if override is not None:
+        return _checked_explicit(override, "the configured sourcekit-lsp path")
+    explicit = env.get(BINARY_ENV, "")
+    if explicit:
+        return _checked_explicit(Path(explicit), BINARY_ENV)
+    search_path = env.get("PATH", os.defpath)
+    swift = shutil.which("swift", path=search_path)
+    toolchain_bins = [Path(os.path.realpath(swift)).parent] if swift else []
+    toolchain_bins.append(DEFAULT_TOOLCHAIN_BIN)
+    for folder in toolchain_bins:
+        candidate = folder / BINARY_NAME
+        if _is_executable_file(candidate):
+            return candidate
+    on_path = shutil.which(BINARY_NAME, path=search_path)
+    if on_path:
+        return Path(on_path)
+    raise CodedError(
+        WarningCode.SOURCEKIT_LSP_NOT_FOUND,
+        f"no {BINARY_NAME} next to swift, in {DEFAULT_TOOLCHAIN_BIN} or on PATH; set {BINARY_ENV}",
+    )
