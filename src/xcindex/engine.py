@@ -11,6 +11,7 @@ import math
 import os
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -22,12 +23,29 @@ from anyio.abc import TaskGroup
 from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
+from xcindex.actors.lsp import LspPool, LspPoolConfig
 from xcindex.actors.workers import WorkerPool
+from xcindex.indexstore.database import cache_dir
+from xcindex.indexstore.ingest import newest_write_ns
+from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location, locate
+from xcindex.lsp.positions import LspLocation
+from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
 from xcindex.tools.common import Freshness, Warning
 from xcindex.tools.conformances import ConformancesAnswer, find_conformances
 from xcindex.tools.find_symbol import FindSymbolAnswer, find_symbol
+from xcindex.tools.plan_rename import (
+    DEFAULT_MAX_RANGES,
+    MAX_RANGES,
+    RenamePlan,
+    early_refusal,
+    index_plan,
+    lsp_ranges,
+    reconcile,
+    refused,
+    with_warnings,
+)
 from xcindex.tools.references import (
     DEFAULT_MAX_RESULTS,
     MAX_RESULTS,
@@ -37,8 +55,15 @@ from xcindex.tools.references import (
     find_overrides,
     find_references,
 )
-from xcindex.tools.status import StatusAnswer, stale_files_now, status_answer, unreadable_warnings
-from xcindex.warnings import Completeness, XcindexError
+from xcindex.tools.status import (
+    StatusAnswer,
+    iso,
+    lsp_child_json,
+    stale_files_now,
+    status_answer,
+    unreadable_warnings,
+)
+from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 
 log = get_logger(__name__)
 
@@ -74,6 +99,11 @@ class EngineConfig:
     project_dir: str | None = None
     """Whose session-edited files to track (default: CLAUDE_PROJECT_DIR, else the working
     directory), matching the hooks' ledger file."""
+    lsp: LspPoolConfig | None = None
+    """How sourcekit-lsp runs (default: LspPoolConfig with its scratch folders in the cache
+    folder, so sourcekit-lsp never builds into the user's project)."""
+    reconcile: bool = True
+    """plan_rename asks sourcekit-lsp to confirm the index's ranges (green-verified)."""
 
 
 class Engine:
@@ -86,6 +116,7 @@ class Engine:
         self._index_lock = anyio.Lock()
         self.workers = WorkerPool(self.config.ingest_workers)
         self._ledger: LedgerHandle | None = None
+        self.lsp = LspPool(self.config.lsp or LspPoolConfig(scratch_root=cache_dir() / "sourcekit-lsp"))
 
     async def __aenter__(self) -> Engine:
         task_group = anyio.create_task_group()
@@ -95,6 +126,7 @@ class Engine:
             ledger = LedgerActor(self.config.project_dir)
             await task_group.start(ledger.run)
             self._ledger = ledger.handle()
+            await task_group.start(self.lsp.run)
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -105,7 +137,12 @@ class Engine:
     ) -> bool | None:
         task_group, self._task_group = self._task_group, None
         assert task_group is not None
-        task_group.cancel_scope.cancel()
+        try:
+            # Every sourcekit-lsp child is asked to shut down (and killed if it will not)
+            # before anything else is cancelled.
+            await self.lsp.aclose()
+        finally:
+            task_group.cancel_scope.cancel()
         # The caller's own exception must reach the caller as itself, not wrapped in an
         # ExceptionGroup by the actors' task group: the task group only sees shutdown.
         try:
@@ -278,5 +315,94 @@ class Engine:
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
         state = await handle.state()
         notes = tuple(Warning(code, message) for code, message in location.notes)
-        answer = status_answer(state, stale, session_edited_files=tuple(sorted(await self.edited_files())))
+        answer = status_answer(
+            state,
+            stale,
+            session_edited_files=tuple(sorted(await self.edited_files())),
+            lsp=tuple(lsp_child_json(child) for child in self.lsp.status()),
+        )
         return replace(answer, warnings=notes + answer.warnings)
+
+    async def plan_rename(
+        self,
+        usr: str,
+        new_name: str,
+        *,
+        max_ranges: int = DEFAULT_MAX_RANGES,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
+        reconcile_with_lsp: bool | None = None,
+    ) -> RenamePlan:
+        """A tiered rename plan for `usr`; never writes a file. Reconciled with sourcekit-lsp
+        unless `reconcile_with_lsp` (default: the config's `reconcile`) is False."""
+        if not 1 <= max_ranges <= MAX_RANGES:
+            raise XcindexError(f"'maxRanges' must be between 1 and {MAX_RANGES}; got {max_ranges}.")
+        refusal = early_refusal(new_name)
+        if refusal is not None:
+            return refused(usr, new_name, refusal, max_ranges)
+        location = await self.locate(project_path, index_store_path)
+        edited = await self.edited_files()
+        roots = await anyio.to_thread.run_sync(toolchain_roots)
+        last_built = iso(await anyio.to_thread.run_sync(newest_write_ns, location.store_path))
+        plan: RenamePlan = await self._query(
+            location,
+            lambda db: index_plan(
+                db,
+                usr,
+                new_name,
+                toolchain_roots=roots,
+                edited_files=edited,
+                last_built=last_built,
+                max_ranges=max_ranges,
+            ),
+        )
+        state = await (await self._index_for(location)).state()
+        notes = [(code, message) for code, message in location.notes]
+        notes += [(w.code, w.message) for w in unreadable_warnings(state)]
+        plan = with_warnings(plan, notes)
+        if plan.refusal is not None:
+            return plan
+        if reconcile_with_lsp if reconcile_with_lsp is not None else self.config.reconcile:
+            plan = await self._reconcile(plan, project_path, location)
+        return plan
+
+    async def _reconcile(self, plan: RenamePlan, project_path: str | None, location: Location) -> RenamePlan:
+        """Ask sourcekit-lsp for the references at each renamed definition (after its
+        background index is ready) and tier the plan by agreement. Any fault is a warning."""
+        unavailable = WarningCode.RECONCILIATION_UNAVAILABLE
+        try:
+            root: WorkspaceRoot = await anyio.to_thread.run_sync(
+                partial(
+                    resolve_workspace_root,
+                    project_path=Path(project_path) if project_path else None,
+                    index_store_path=location.store_path,
+                )
+            )
+            await self.lsp.wait_ready(root.path)
+            locations: list[LspLocation] = []
+            for _usr, path, line, column in plan.definitions:
+                locations += await self.lsp.references(
+                    root.path, Path(path), line, column, include_declaration=True
+                )
+        except CodedError as error:
+            return with_warnings(
+                plan,
+                [
+                    (unavailable, f"sourcekit-lsp was not consulted: {error.message}"),
+                    (error.code, error.message),
+                ],
+            )
+        index_paths = {r.path for r in plan.ranges}
+        found = await anyio.to_thread.run_sync(lsp_ranges, locations, plan.old_name or "", index_paths)
+        warnings = [
+            (code, f"{code}: sourcekit-lsp may lack build settings for {root.path}.")
+            for code in root.warnings_for_answer(empty=not found)
+        ]
+        if not found:
+            warnings.append(
+                (
+                    WarningCode.RECONCILIATION_EMPTY,
+                    "sourcekit-lsp answered with no locations; the index's tiers stand.",
+                )
+            )
+        return with_warnings(reconcile(plan, found), warnings)

@@ -28,6 +28,7 @@ from xcindex.engine import Engine, current_progress_listener
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.conformances import render_conformances
 from xcindex.tools.find_symbol import render_find_symbol
+from xcindex.tools.plan_rename import DEFAULT_MAX_RANGES, MAX_RANGES, render_plan
 from xcindex.tools.references import DEFAULT_MAX_RESULTS, MAX_RESULTS, render_definition, render_sites
 from xcindex.tools.status import render_status
 from xcindex.warnings import XcindexError
@@ -85,6 +86,13 @@ class BlastRadiusArgs(LocationArgs):
 
 class StatusArgs(LocationArgs):
     pass
+
+
+class PlanRenameArgs(LocationArgs):
+    usr: Text
+    newName: Annotated[StrictStr, Field(max_length=MAX_TEXT)]
+    """May be empty: that is refused as invalid_identifier, in the plan, like any bad name."""
+    maxRanges: Annotated[StrictInt, Field(ge=1, le=MAX_RANGES)] = DEFAULT_MAX_RANGES
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,17 @@ async def _status(engine: Engine, args: StatusArgs) -> Rendered:
     return Rendered(answer.to_json(), render_status(answer))
 
 
+async def _plan_rename(engine: Engine, args: PlanRenameArgs) -> Rendered:
+    plan = await engine.plan_rename(
+        args.usr,
+        args.newName,
+        max_ranges=args.maxRanges,
+        project_path=args.projectPath,
+        index_store_path=args.indexStorePath,
+    )
+    return Rendered(plan.to_json(), render_plan(plan))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "find_symbol",
@@ -208,6 +227,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         "units, ingestion progress. Call first in a session or when answers look stale. " + LOCATION_HELP,
         StatusArgs,
         _status,
+    ),
+    ToolSpec(
+        "plan_rename",
+        "A rename plan for a usr (from find_symbol): every range to edit, including overrides, protocol "
+        "witnesses and default implementations, extensions, each with a tier. green-verified (index and "
+        "sourcekit-lsp agree) and green-indexstore are safe to apply; yellow-* need a look; red-stale "
+        "means rebuild first. Never edits files: apply the ranges yourself. Index columns are UTF-8 "
+        "bytes; sourcekit-lsp-only ranges are UTF-16. maxRanges default 500, max 5000. projectPath is "
+        "preferred (sourcekit-lsp needs the workspace root). " + LOCATION_HELP,
+        PlanRenameArgs,
+        _plan_rename,
     ),
 )
 

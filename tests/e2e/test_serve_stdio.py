@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -27,6 +28,7 @@ EXPECTED_TOOLS = {
     "find_conformances",
     "blast_radius",
     "status",
+    "plan_rename",
 }
 
 
@@ -114,6 +116,35 @@ async def test_every_tool_answers_end_to_end(client: Client) -> None:
     status = await call(client, "status")
     assert status.structured_content["staleFileCount"] == 0
     assert status.structured_content["summary"].startswith("Index store found at")
+
+
+async def test_plan_rename_answers_a_fenced_sorted_json_plan_equal_to_its_structured_content(
+    client: Client,
+) -> None:
+    found = await call(client, "find_symbol", symbolName="UserService.fetchUser(id:)")
+    usr = found.structured_content["results"][0]["usr"]
+    result = await call(client, "plan_rename", usr=usr, newName="loadUser", maxRanges=2)
+    assert not result.is_error
+    text = text_of(result)
+    assert text.startswith("```json\n")
+    assert text.endswith("\n```")
+    body = text.removeprefix("```json\n").removesuffix("\n```")
+    assert json.loads(body) == result.structured_content
+    assert body == json.dumps(result.structured_content, indent=2, sort_keys=True, ensure_ascii=False)
+    plan = result.structured_content
+    expected_count = len(load_expected("rename.json")["UserService.fetchUser(id:)"]["ranges"])
+    assert plan["oldName"] == "fetchUser(id:)"
+    assert len(plan["ranges"]) == 2
+    assert plan["truncated"] is True
+    assert sum(plan["summary"].values()) == expected_count
+    assert plan["refusal"] is None
+
+    keyword = await call(client, "plan_rename", usr=usr, newName="class")
+    assert not keyword.is_error
+    assert keyword.structured_content["refusal"]["reason"] == "invalid_identifier"
+    too_many = await call(client, "plan_rename", usr=usr, newName="x", maxRanges=5001)
+    assert too_many.is_error
+    assert "'maxRanges'" in text_of(too_many)
 
 
 async def test_bad_arguments_get_a_clear_error_and_the_server_keeps_answering(client: Client) -> None:

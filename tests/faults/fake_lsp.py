@@ -23,6 +23,8 @@ Modes (also read from FAKE_LSP_MODE when --mode is absent):
                       unknown method) and check the answers; also send progress, log,
                       show-message and diagnostics notifications
     new-spelling      answer only sourcekit/workspace/synchronize (the newer spelling)
+    empty-references  answer every references request with [] (an index that has nothing
+                      yet, or a workspace without build settings)
 
 Flags:
     --utf16-columns   answer positions in UTF-16 code units, as the protocol says
@@ -56,6 +58,7 @@ MODES = (
     "crash-on-start",
     "server-requests",
     "new-spelling",
+    "empty-references",
 )
 
 out = sys.stdout.buffer
@@ -193,6 +196,9 @@ class Fake:
             return
         if mode == "error-response":
             respond_error(request_id, -32001, "the fake refuses")
+            return
+        if mode == "empty-references":
+            respond(request_id, [])
             return
         if mode == "server-requests":
             problem = self.exercise_client()

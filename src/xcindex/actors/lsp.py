@@ -17,6 +17,7 @@ passed. Every public method raises only `CodedError`, with a documented warning 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import signal
@@ -34,9 +35,17 @@ from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, Process, TaskGrou
 
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
-from xcindex.lsp.client import LspClient, LspRange, initialize_params, language_id, path_to_uri, uri_to_path
+from xcindex.lsp.client import (
+    DEFAULT_INITIALIZATION_OPTIONS,
+    LspClient,
+    LspRange,
+    initialize_params,
+    language_id,
+    path_to_uri,
+    uri_to_path,
+)
 from xcindex.lsp.faults import LspStage, classify_fault
-from xcindex.lsp.jsonrpc import ConnectionClosed, JsonRpcConnection, WorkDone
+from xcindex.lsp.jsonrpc import ConnectionClosed, JsonRpcConnection, JsonValue, WorkDone
 from xcindex.lsp.positions import LspLocation, SourceText, make_location
 from xcindex.lsp.workspace import find_sourcekit_lsp
 from xcindex.warnings import CodedError, WarningCode
@@ -87,6 +96,10 @@ class LspPoolConfig:
         shutdown_timeout, exit_timeout, terminate_timeout: the stop sequence's waits (for
             the `shutdown` answer, for the exit after `exit`, for the exit after SIGTERM).
         log_capacity: log lines kept per child (its log messages, stderr, lifecycle).
+        scratch_root: where a SwiftPM workspace's sourcekit-lsp builds and indexes
+            (`swiftPM.scratchPath`, one folder per root); None leaves sourcekit-lsp's default,
+            `.build/index-build` inside the project. xcindex sets it so that asking a
+            question never writes into the user's tree.
     """
 
     binary: Path | None = None
@@ -105,6 +118,17 @@ class LspPoolConfig:
     exit_timeout: float = 2.0
     terminate_timeout: float = 0.5
     log_capacity: int = 500
+    scratch_root: Path | None = None
+
+
+def initialization_options(root: Path, config: LspPoolConfig) -> dict[str, JsonValue]:
+    """The defaults, plus a scratch path outside the project for a SwiftPM root."""
+    options: dict[str, JsonValue] = dict(DEFAULT_INITIALIZATION_OPTIONS)
+    if config.scratch_root is not None and (root / "Package.swift").is_file():
+        digest = hashlib.sha1(str(root).encode()).hexdigest()[:16]
+        scratch = config.scratch_root / f"{root.name[:40]}-{digest}"
+        options["swiftPM"] = {"scratchPath": str(scratch)}
+    return options
 
 
 @dataclass(frozen=True)
@@ -474,7 +498,10 @@ class LspActor:
     async def _handshake(self, client: LspClient, context: str) -> None:
         try:
             with anyio.fail_after(self._config.initialize_timeout):
-                await client.initialize(initialize_params(self.root), timeout=math.inf)
+                params = initialize_params(
+                    self.root, initialization_options=initialization_options(self.root, self._config)
+                )
+                await client.initialize(params, timeout=math.inf)
                 await client.initialized()
         except Exception as exc:
             if isinstance(exc, TimeoutError):

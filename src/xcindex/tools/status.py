@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from xcindex.actors.index import IndexState
+from xcindex.actors.lsp import LspChildStatus
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.tools.common import Warning, project_stale_files
@@ -96,6 +97,24 @@ class StatusAnswer:
         }
 
 
+def lsp_child_json(child: LspChildStatus) -> dict[str, Any]:
+    """One sourcekit-lsp child as `status` reports it."""
+    return {
+        "root": str(child.root),
+        "state": str(child.state),
+        "pid": child.pid,
+        "ready": child.ready,
+        "restarts": child.restarts,
+        "crashes": child.crashes,
+        "lastError": None if child.last_error is None else str(child.last_error),
+        "lastErrorMessage": child.last_error_message,
+        "indexing": [
+            w.title + (f" ({w.percentage}%)" if w.percentage is not None else "") for w in child.indexing
+        ],
+        "retryAfterSeconds": None if child.retry_after is None else round(child.retry_after, 1),
+    }
+
+
 def unreadable_warnings(state: IndexState) -> list[Warning]:
     units = sum(1 for kind, _, _ in state.failures if kind == "unit")
     records = len(state.failures) - units
@@ -142,5 +161,12 @@ def render_status(answer: StatusAnswer) -> str:
         lines.append(
             "Stale: " + ", ".join(answer.stale_files[:10]) + (" …" if len(answer.stale_files) > 10 else "")
         )
+    for child in answer.lsp:
+        line = f"sourcekit-lsp for {child['root']}: {child['state']}"
+        if child["ready"]:
+            line += ", index ready"
+        if child["lastError"]:
+            line += f", last error {child['lastError']}"
+        lines.append(line + ".")
     lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
     return "\n".join(lines)
