@@ -1,4 +1,4 @@
-"""`xcindex serve | hook <event> | doctor`: the command line.
+"""`xcindex serve | hook <event> | doctor | <tool> …`: the command line.
 
 Import-light at the top: each subcommand imports what it needs when it runs, so that the
 hooks (run on every edit an agent makes) never load anyio, mcp or cffi.
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+
+from xcindex.cli_tools import TOOL_COMMANDS, add_tool_parsers
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         "--project", default=None, help="the project to check (default: the working directory)"
     )
     doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
+    add_tool_parsers(sub)
     return parser
 
 
@@ -58,5 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from xcindex.doctor import main as doctor_main
 
         return doctor_main(project=args.project, install=args.install)
+    if args.command in TOOL_COMMANDS:
+        from xcindex.cli_tools import run_tool
+
+        return run_tool(args)
     _parser().print_help(sys.stderr)
     return 2
