@@ -1,0 +1,69 @@
+"""The two example agents in `examples/`, run as a user runs them, against the fixture."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CANARY, REPO, canary_path, load_expected
+
+pytestmark = pytest.mark.toolchain
+
+
+def run_example(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    # From a neutral folder, so the example can rely on nothing but its argument.
+    return subprocess.run(
+        [sys.executable, str(REPO / "examples" / name), *args],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_asyncio_agent_prepares_a_change(canary_store: Path) -> None:
+    result = run_example("asyncio_agent.py", str(CANARY))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"is defined at {canary_path('Sources/CanaryCore/UserService.swift')}:8" in out
+    expected = load_expected("references.json")["UserService.fetchUser(id:)"]
+    assert f"references: {len(expected)}\n" in out
+    for site in expected:
+        assert f"{canary_path(site['path'])}:{site['line']}:{site['column']} " in out
+    assert "overrides: 0\n" in out
+    assert re.search(r"tests to run: swift test --filter '.*CanaryCoreTests\\\.UserServiceTests", out)
+    assert "after the edit: completeness=stale, session-edited=[" in out
+    assert result.stderr == ""
+
+
+def test_the_trio_agent_finds_the_tests_a_protocol_change_reaches(canary_store: Path) -> None:
+    result = run_example("trio_agent.py", str(CANARY), "AuthManager")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    conformers = load_expected("conformances.json")["AuthManager"]
+    assert f"{len(conformers)} type(s) conform to AuthManager:" in out
+    for conformer in conformers:
+        assert f"{conformer['type']} at {canary_path(conformer['path'])}:{conformer['line']}" in out
+    for test_filter in ("CanaryCoreTests.UserServiceTests", "CanaryCoreTests.FeatureTests"):
+        assert f"  {test_filter} (" in out
+    assert "run them: swift test --filter '" in out
+    assert result.stderr == ""
+
+
+def test_the_examples_say_how_to_call_them() -> None:
+    for name in ("asyncio_agent.py", "trio_agent.py"):
+        result = run_example(name)
+        assert result.returncode == 1
+        assert "usage:" in result.stderr
+        assert "Traceback" not in result.stderr
+
+    missing = run_example("trio_agent.py", str(CANARY), "NoSuchProtocol")
+    assert missing.returncode == 1
+    assert "no protocol of that name" in missing.stdout
