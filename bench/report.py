@@ -1,0 +1,454 @@
+"""Render a run's results as markdown: the table printed at the end of a run, and
+`docs/benchmark.md` (method, machine, every figure with its peer and ratio).
+
+Every number comes from the results JSON. The only hand-written part of the document is
+the analysis between the ANALYSIS markers, which a regeneration carries over unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.stats import ratio
+
+ANALYSIS_START = "<!-- analysis:start (hand-written; kept when the file is regenerated) -->"
+ANALYSIS_END = "<!-- analysis:end -->"
+
+TOOL_ORDER = (
+    "find_symbol",
+    "find_references",
+    "find_definition",
+    "find_overrides",
+    "find_conformances",
+    "blast_radius",
+    "status",
+    "plan_rename (index only)",
+    "plan_rename (reconciled)",
+)
+
+
+def _num(value: Any, digits: int = 1, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.{digits}f}"
+        return f"{text}{unit}"
+    return str(value)
+
+
+def _ratio(ours: Any, theirs: Any) -> str:
+    value = ratio(_f(ours), _f(theirs))
+    if value is None:
+        return "—"
+    return f"{value:.3f}x" if value < 0.1 else f"{value:.2f}x"
+
+
+def _f(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _verdict(value: Any, limit: float, *, at_least: bool = False) -> str:
+    number = _f(value)
+    if number is None:
+        return "—"
+    ok = number >= limit if at_least else number <= limit
+    return "met" if ok else "missed"
+
+
+def _get(data: dict[str, Any], *keys: str) -> Any:
+    current: Any = data
+    for key in keys:
+        if not isinstance(current, dict) or key not in current:
+            return None
+        current = current[key]
+    return current
+
+
+def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """(measure, xcindex, peer, peer name, ratio, target verdict)."""
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    walk = scale["walk"]["user_1"]
+    cold = scale["cold_in_process"]
+    rows.append(
+        (
+            "cold ingestion, occurrences/s",
+            _num(cold["occurrences_per_s"], 0),
+            _num(walk["occurrences_per_s"], 0),
+            "C walk, same records, 1 thread",
+            _ratio(cold["occurrences_per_s"], walk["occurrences_per_s"]),
+            "≥ 0.50x: "
+            + _verdict(
+                ratio(_f(cold["occurrences_per_s"]), _f(walk["occurrences_per_s"])), 0.5, at_least=True
+            ),
+        )
+    )
+    walk2 = scale["walk"]["user_2"]
+    rows.append(
+        (
+            "cold ingestion, occurrences/s (vs 2 threads)",
+            _num(cold["occurrences_per_s"], 0),
+            _num(walk2["occurrences_per_s"], 0),
+            "C walk, same records, 2 threads",
+            _ratio(cold["occurrences_per_s"], walk2["occurrences_per_s"]),
+            "",
+        )
+    )
+    lsp_cold = _get(scale, "lsp", "cold", "first_references_s")
+    lsp_warm = _get(scale, "lsp", "warm_restart", "first_references_s")
+    stdio_none = scale["startup_stdio"]["no_cache"]["first_answer_s"]
+    stdio_cache = scale["startup_stdio"]["with_cache"]["first_answer_s"]
+    rows.append(
+        (
+            "first answer, no cache, in-process (s)",
+            _num(cold["first_answer_s"], 2),
+            _num(lsp_cold, 2),
+            "sourcekit-lsp spawn → first references, cold scratch",
+            _ratio(cold["first_answer_s"], lsp_cold),
+            "≤ 3 s: " + _verdict(cold["first_answer_s"], 3.0),
+        )
+    )
+    rows.append(
+        (
+            "first answer, no cache, spawn `xcindex serve` → answer (s)",
+            _num(stdio_none, 2),
+            _num(lsp_cold, 2),
+            "sourcekit-lsp spawn → first references, cold scratch",
+            _ratio(stdio_none, lsp_cold),
+            "≤ 3 s: " + _verdict(stdio_none, 3.0),
+        )
+    )
+    rows.append(
+        (
+            "first answer, with cache, spawn → answer (s)",
+            _num(stdio_cache, 2),
+            _num(lsp_warm, 2),
+            "sourcekit-lsp spawn → first references, its index kept",
+            _ratio(stdio_cache, lsp_warm),
+            "≤ 0.5 s: " + _verdict(stdio_cache, 0.5),
+        )
+    )
+    refresh = scale["refresh"]
+    rows.append(
+        (
+            "refresh after a one-file change + rebuild (ms)",
+            _num(refresh.get("refresh_ms"), 1),
+            _num(_f(refresh.get("compiler_rebuild_s")) and refresh["compiler_rebuild_s"] * 1000, 0),
+            "the compiler's incremental rebuild (not ours)",
+            _ratio(refresh.get("refresh_ms"), (_f(refresh.get("compiler_rebuild_s")) or 0) * 1000),
+            "≤ 100 ms: " + _verdict(refresh.get("refresh_ms"), 100.0),
+        )
+    )
+    refs_in = _get(scale, "warm_in_process", "find_references", "p50_ms")
+    refs_stdio = _get(scale, "warm_stdio", "latency", "find_references", "p50_ms")
+    lsp_refs = _get(scale, "lsp", "warm_restart", "warm_references", "p50_ms")
+    rows.append(
+        (
+            "warm find_references p50, in-process (ms)",
+            _num(refs_in, 2),
+            _num(lsp_refs, 2),
+            "sourcekit-lsp warm references p50",
+            _ratio(refs_in, lsp_refs),
+            "≤ 1 ms: " + _verdict(refs_in, 1.0),
+        )
+    )
+    rows.append(
+        (
+            "warm find_references p50, stdio MCP (ms)",
+            _num(refs_stdio, 2),
+            _num(lsp_refs, 2),
+            "sourcekit-lsp warm references p50",
+            _ratio(refs_stdio, lsp_refs),
+            "≤ 5 ms: " + _verdict(refs_stdio, 5.0),
+        )
+    )
+    grep_p50 = [_f(item["p50_ms"]) for item in scale["grep"].values()]
+    grep_mid = sorted(value for value in grep_p50 if value is not None)
+    grep_value = grep_mid[len(grep_mid) // 2] if grep_mid else None
+    rows.append(
+        (
+            "find_references p50 over stdio vs `grep -rnw` (ms)",
+            _num(refs_stdio, 2),
+            _num(grep_value, 2),
+            "grep -rnw, median of the subjects' p50",
+            _ratio(refs_stdio, grep_value),
+            "",
+        )
+    )
+    blast_in = _get(scale, "warm_in_process", "blast_radius", "p50_ms")
+    rows.append(
+        (
+            "warm blast_radius p50, in-process (ms)",
+            _num(blast_in, 2),
+            "876",
+            "the original, warm, 302 files (published)",
+            _ratio(blast_in, 876.0),
+            "≤ 20 ms: " + _verdict(blast_in, 20.0),
+        )
+    )
+    rss = _get(scale, "warm_stdio", "rss", "server_rss_mib")
+    rows.append(
+        (
+            "server RSS after a warm open (MiB)",
+            _num(rss, 1),
+            "",
+            "",
+            "",
+            "≤ 200 MB: " + _verdict(rss, 200 / 1.048576),
+        )
+    )
+    database = scale["database"]
+    rows.append(
+        (
+            "database size (MiB)",
+            _num(database["database_mib"], 2),
+            _num(database["store_mib"], 2),
+            "the index store on disk",
+            _ratio(database["database_mib"], database["store_mib"]),
+            "",
+        )
+    )
+    hook = scale["hook"]["p50_ms"]
+    floor = _get(scale, "python_startup", "p50_ms")
+    rows.append(
+        (
+            "post-tool-use hook p50 (ms)",
+            _num(hook, 1),
+            _num(floor, 1),
+            "`python -c pass` (the interpreter's floor)",
+            _ratio(hook, floor),
+            "≤ 60 ms: " + _verdict(hook, 60.0),
+        )
+    )
+    return rows
+
+
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def scale_section(name: str, scale: dict[str, Any]) -> str:
+    package = scale["package"]
+    parts = [
+        f"### Scale {name}: {package['swift_files']} Swift files, {package['swift_lines']:,} lines "
+        f"(built in {package['build_s']} s; this scale's run took {scale.get('elapsed_s', '—')} s)",
+        "",
+        _table(("measure", "xcindex", "peer", "peer is", "ratio", "target (at M)"), headline_rows(scale)),
+        "",
+        "**Warm latency of every tool** (ms; p50 / p99 over every named subject; in-process = the Engine, "
+        "stdio = the real `xcindex serve` through the MCP client):",
+        "",
+    ]
+    rows: list[tuple[str, ...]] = []
+    stdio = _get(scale, "warm_stdio", "latency") or {}
+    in_process = scale["warm_in_process"]
+    for tool in TOOL_ORDER:
+        a = in_process.get(tool)
+        b = stdio.get(tool)
+        if a is None and b is None:
+            continue
+        rows.append(
+            (
+                f"`{tool}`",
+                "—" if a is None else f"{_num(a['p50_ms'], 2)} / {_num(a['p99_ms'], 2)}",
+                "—" if b is None else f"{_num(b['p50_ms'], 2)} / {_num(b['p99_ms'], 2)}",
+                "—" if a is None else str(a["n"]),
+            )
+        )
+    if not scale.get("plan_rename_available"):
+        rows.append(("`plan_rename`", "not yet landed", "not yet landed", "—"))
+    parts.append(_table(("tool", "in-process p50 / p99", "stdio p50 / p99", "samples"), rows))
+    parts += [
+        "",
+        "**Subjects: the index's answer, sourcekit-lsp's agreement with it, and grep's** "
+        "(sites = every source occurrence; grep precision/recall are per file):",
+        "",
+    ]
+    agreement = _get(scale, "lsp", "warm_restart", "agreement") or {}
+    subject_rows: list[tuple[str, ...]] = []
+    for subject in scale["subjects"]:
+        grep = scale["grep"][subject["name"]]
+        lsp = agreement.get(subject["name"], {})
+        subject_rows.append(
+            (
+                f"{subject['kind']} `{subject['name']}`",
+                f"{subject['sites']} in {subject['files']} files",
+                _num(lsp.get("lsp_sites"), 0),
+                f"{_num(lsp.get('site_precision'), 2)} / {_num(lsp.get('site_recall'), 2)}",
+                f"`{grep['word']}`: {grep['files']} files",
+                f"{_num(grep['precision'], 2)} / {_num(grep['recall'], 2)}",
+                _num(grep["p50_ms"], 2),
+            )
+        )
+    parts.append(
+        _table(
+            (
+                "subject",
+                "index",
+                "sourcekit-lsp sites",
+                "lsp precision / recall (sites)",
+                "grep",
+                "grep precision / recall (files)",
+                "grep p50 ms",
+            ),
+            subject_rows,
+        )
+    )
+    parts += ["", _details(scale)]
+    return "\n".join(parts)
+
+
+def _details(scale: dict[str, Any]) -> str:
+    walk = scale["walk"]
+    cold = scale["cold_in_process"]
+    startup = scale["startup_stdio"]
+    refresh = scale["refresh"]
+    lines = [
+        "Details:",
+        "",
+        f"- C walk (user records, 1 thread): {walk['user_1']['records']} records, "
+        f"{walk['user_1']['occurrences']:,} occurrences, {walk['user_1']['relations']:,} relations in "
+        f"{walk['user_1']['total_s'] * 1000:.1f} ms; 2 threads {walk['user_2']['total_s'] * 1000:.1f} ms; "
+        f"every record incl. system modules ({walk['all_1']['records']} records, "
+        f"{walk['all_1']['occurrences']:,} occurrences) {walk['all_1']['total_s'] * 1000:.1f} ms "
+        f"= {_num(walk['all_1']['occurrences_per_s'], 0)} occurrences/s.",
+        f"- Cold ingestion (median of {len(cold.get('runs_first_answer_s', [])) or 1}): "
+        f"{cold['records_read']} records, {cold['occurrences']:,} occurrences in {cold['ingest_s'] * 1000:.0f} ms "
+        f"of refresh; first find_symbol {cold['first_answer_s'] * 1000:.0f} ms after the Engine started "
+        f"(runs: {', '.join(f'{v:.2f}' for v in cold.get('runs_first_answer_s', []))} s); answer correct: "
+        f"{_num(cold['correct'])}.",
+        f"- Start-up over stdio, no cache: initialize {startup['no_cache']['initialize_s']:.2f} s, first "
+        f"find_symbol {startup['no_cache']['first_answer_s']:.2f} s, first find_references "
+        f"{startup['no_cache']['first_references_s']:.2f} s after spawn (correct: "
+        f"{_num(startup['no_cache']['correct'])}); with cache: initialize "
+        f"{startup['with_cache']['initialize_s']:.2f} s, first answer "
+        f"{startup['with_cache']['first_answer_s']:.2f} s, first find_references "
+        f"{startup['with_cache']['first_references_s']:.2f} s.",
+        f"- Refresh after editing `{refresh['edited']}` and rebuilding ({refresh.get('compiler_rebuild_s')} s "
+        f"of compiler): the next find_references took {refresh.get('next_answer_ms')} ms, of which the "
+        f"refresh {refresh.get('refresh_ms')} ms ({refresh.get('units_read')} units and "
+        f"{refresh.get('records_read')} records read, {refresh.get('records_reused')} records reused).",
+    ]
+    lsp = scale.get("lsp")
+    if lsp:
+        for key, title in (("cold", "cold scratch folder"), ("warm_restart", "its index kept")):
+            run = lsp[key]
+            lines.append(
+                f"- sourcekit-lsp, {title}: ready (synchronize) after {run['ready_s']:.2f} s, first "
+                f"references {run['first_references_s']:.2f} s after spawn, same sites as the index: "
+                f"{_num(run['first_correct'])}; warm references p50 {run['warm_references']['p50_ms']:.2f} ms, "
+                f"p99 {run['warm_references']['p99_ms']:.2f} ms."
+            )
+    rss = _get(scale, "warm_stdio", "rss") or {}
+    if rss:
+        lines.append(
+            f"- Server RSS {rss.get('server_rss_mib')} MiB after the warm open and its first references "
+            f"({rss.get('descendants')} child processes: {rss.get('descendants_rss_mib')} MiB more); "
+            f"{rss.get('after_all_tools')} MiB after every tool had run."
+        )
+    phases = ", ".join(f"{name.split(': ', 1)[-1]} {seconds} s" for name, seconds in scale["phase_s"].items())
+    lines.append(f"- Phases: {phases}.")
+    return "\n".join(lines)
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    machine = results["machine"]
+    head = (
+        f"Run of {results['date']} on {machine['host']} ({machine['cpu']}, {machine['cores']} cores, "
+        f"{machine['memory_gib']} GiB, {machine['os']}); {machine['swift']}; Python {machine['python']}; "
+        f"xcindex {machine['xcindex_commit']}. Warm samples: {results['iterations']} per call; cold and "
+        f"start-up figures are the median of {results['repeats']}. Whole run: {results['elapsed_s']} s."
+    )
+    sections = [scale_section(name, scale) for name, scale in results["scales"].items()]
+    return "\n\n".join([head, *sections])
+
+
+METHOD = """\
+# Benchmark: xcindex beside sourcekit-lsp, grep and the raw libIndexStore walk
+
+Generated by `scripts/bench` (see `bench/`); every figure below comes from the run named
+under *Results*: nothing in the tables is typed by hand. Re-run with:
+
+```sh
+scripts/bench                 # S and M (default)
+scripts/bench --scales S      # S only: a few minutes
+scripts/bench --scales S,M,L  # L too: its first build takes a while on 2 cores
+```
+
+The packages, their builds, the compiled walker and the warm caches live in
+`$XCINDEX_BENCH_DIR` (default `~/.cache/xcindex-bench`), outside git, and are reused.
+Raw results are JSON under `bench/results/`.
+
+## Method
+
+- **Workload.** `bench/generate.py` writes a deterministic, dependency-free SwiftPM
+  package per scale (S ≈ 50 files, M ≈ 300 files and 40k lines, the size of the project
+  behind the original's published numbers, L ≈ 2,000 files): families of an open class
+  with a two-level override chain across modules, a protocol with a default
+  implementation, a marker protocol, conformances in declarations and in extensions, a
+  generic type, cross-file and cross-module calls, an XCTest case and a Swift Testing
+  suite, plus one hub utility called everywhere. Built with `swift build --build-tests`.
+  The subjects asked about are named in the package's `bench-manifest.json`.
+- **The limit.** `bench/walker.c`, compiled with gcc at bench time against the toolchain's
+  `libIndexStore.so` (declarations written from the C API: the toolchain ships no header),
+  walks every unit, then every record, occurrence and relation (reading each symbol's USR
+  and name, roles, line/column). "Same records" = the records of non-system units with a
+  main file, which is what xcindex ingests; the walk of every record (system modules
+  included) is reported beside it. Best of the repeats.
+- **Cold ingestion.** A fresh `XCINDEX_CACHE_DIR`, an `Engine`, one `find_symbol`: the
+  refresh's own duration and the database's occurrence count give the rate.
+- **Start-up.** Spawn `xcindex serve` through the MCP SDK's stdio client, `initialize`,
+  then time the first `find_symbol` and `find_references` answers from the spawn: with an
+  empty cache, then with the cache the first run left. Medians of the repeats.
+- **Refresh.** With a warm engine, one file gets a new function, `swift build
+  --build-tests` runs (not counted), and the next `find_references` is timed; the refresh's
+  own duration comes from the index actor. The file is then restored and rebuilt.
+- **Warm latency.** Every tool on every subject kind it applies to (class, protocol, marker
+  protocol, overridden method, protocol requirement, property, generic struct, hub
+  function; blast radius of a family file and of the hub), after one warm-up call, through
+  the Engine and through the real stdio server. `plan_rename` with and without
+  sourcekit-lsp reconciliation in-process; reconciled (the server's default) over stdio.
+- **sourcekit-lsp.** Through xcindex's own LSP pool (`LspPool`, JSON-RPC over anyio):
+  spawn → `initialize` → `workspace/synchronize` (its background index) → the first
+  `textDocument/references` at the first subject's definition; once with an empty scratch
+  folder (it builds and indexes the package itself) and once with its index kept. Then
+  warm references on every subject, and their agreement with the index (sites).
+- **grep.** `grep -rnw --include=*.swift WORD Sources Tests` with the subject's base name:
+  latency, and per-file precision and recall against the index's full answer.
+- **Footprint.** The server's RSS (from `/proc`) after the warm open and its first
+  references; the SQLite database (with its WAL) against the index store on disk; the
+  `post-tool-use` hook end to end (process start included) against `python -c pass`.
+- Targets are the issue's, stated for scale M; they are shown for every scale.
+"""
+
+
+def write_docs(path: Path, results: dict[str, Any], results_file: Path) -> None:
+    """Regenerate the document, keeping the hand-written analysis if there is one."""
+    analysis = f"{ANALYSIS_START}\n_No analysis written yet._\n{ANALYSIS_END}"
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+        if ANALYSIS_START in text and ANALYSIS_END in text:
+            start = text.index(ANALYSIS_START)
+            analysis = text[start : text.index(ANALYSIS_END) + len(ANALYSIS_END)]
+    body = "\n".join(
+        [
+            METHOD,
+            "## Results",
+            "",
+            f"From `{results_file}`.",
+            "",
+            render_markdown(results),
+            "",
+            "## Analysis",
+            "",
+            analysis,
+            "",
+        ]
+    )
+    path.write_text(body, encoding="utf-8")

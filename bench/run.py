@@ -1,0 +1,245 @@
+"""`scripts/bench`: the whole benchmark in one command.
+
+For each scale asked (S and M by default; L on request): generate and build the package
+in the bench folder (outside git, reused), compile the C walker, then measure, in this
+order: the raw walk, cold ingestion, start-up over stdio (no cache, with a cache),
+sourcekit-lsp (from a cold scratch folder, then a warm restart), warm latency in-process
+and over stdio (plan_rename with and without reconciliation), the footprint, the refresh
+after a one-file change, grep and the post-tool-use hook. Writes the JSON under
+`bench/results/`, prints the table and regenerates `docs/benchmark.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from bench import measure
+from bench.build import bench_dir, compile_walker, prepare_package, run_walker, swift_version
+from bench.generate import SCALES, load_manifest
+from bench.report import render_markdown, write_docs
+from xcindex import Engine
+from xcindex.indexstore.library import find_library
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+DOCS = REPO / "docs" / "benchmark.md"
+
+T = TypeVar("T")
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def phase(timings: dict[str, float], name: str, work: Callable[[], T]) -> T:
+    log(f"{name}…")
+    started = time.perf_counter()
+    try:
+        return work()
+    finally:
+        timings[name] = round(time.perf_counter() - started, 1)
+        log(f"{name}: {timings[name]} s")
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return {
+        "host": platform.node(),
+        "os": f"{platform.system()} {platform.release()}",
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": memory_gib,
+        "python": platform.python_version(),
+        "swift": swift_version(),
+        "libindexstore": str(find_library()),
+        "xcindex_commit": commit.stdout.strip() or "unknown",
+    }
+
+
+def walks(binary: Path, store: Path, repeats: int) -> dict[str, Any]:
+    """The C walk, best-of-`repeats` by total time (the limit is the fastest it can go)."""
+    out: dict[str, Any] = {}
+    for key, scope, threads in (("user_1", "user", 1), ("user_2", "user", 2), ("all_1", "all", 1)):
+        runs = [run_walker(binary, store, scope=scope, threads=threads) for _ in range(repeats)]
+        out[key] = min(runs, key=lambda run: float(run["total_s"]))
+    return out
+
+
+async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dict[str, Any]:
+    timings: dict[str, float] = {}
+    result: dict[str, Any] = {"scale": scale, "phase_s": timings}
+
+    built = phase(timings, f"{scale}: generate + swift build", lambda: prepare_package(scale, base))
+    root, store = built.root, built.store
+    result["package"] = built.to_json()
+    manifest = load_manifest(root)
+    binary = compile_walker(base, find_library())
+    result["walk"] = phase(timings, f"{scale}: C walk", lambda: walks(binary, store, args.repeats))
+
+    warm_cache = base / "cache" / scale
+    scratch = warm_cache / "sourcekit-lsp"
+    cold_root = base / "tmp"
+    with measure.cache_env(warm_cache):
+        async with Engine(measure.engine_config()) as engine:
+            subjects = await measure.resolve_subjects(engine, root, manifest["queries"])
+    result["subjects"] = [subject.to_json() for subject in subjects]
+    blast_files = [str(root / path) for path in manifest["blast_radius"]]
+    first = subjects[0]
+
+    log(f"{scale}: cold ingestion x{args.repeats}")
+    started = time.perf_counter()
+    colds = []
+    for attempt in range(args.repeats):
+        colds.append(
+            await measure.cold_in_process(root, measure.fresh_dir(cold_root / f"cold-{attempt}"), first)
+        )
+    result["cold_in_process"] = sorted(colds, key=lambda run: float(run["first_answer_s"]))[len(colds) // 2]
+    result["cold_in_process"]["runs_first_answer_s"] = [run["first_answer_s"] for run in colds]
+    timings[f"{scale}: cold ingestion"] = round(time.perf_counter() - started, 1)
+
+    log(f"{scale}: start-up over stdio")
+    started = time.perf_counter()
+    no_cache = [
+        await measure.first_answer_stdio(root, measure.fresh_dir(cold_root / f"stdio-{attempt}"), first)
+        for attempt in range(args.repeats)
+    ]
+    with_cache = [
+        await measure.first_answer_stdio(root, cold_root / f"stdio-{attempt}", first)
+        for attempt in range(args.repeats)
+    ]
+    result["startup_stdio"] = {
+        "no_cache": _middle(no_cache, "first_answer_s"),
+        "with_cache": _middle(with_cache, "first_answer_s"),
+    }
+    timings[f"{scale}: start-up over stdio"] = round(time.perf_counter() - started, 1)
+    shutil.rmtree(cold_root, ignore_errors=True)
+
+    if not args.skip_lsp:
+        log(f"{scale}: sourcekit-lsp, cold scratch folder")
+        started = time.perf_counter()
+        shutil.rmtree(scratch, ignore_errors=True)
+        cold_lsp = await measure.lsp_session(root, scratch, subjects, args.iterations)
+        log(f"{scale}: sourcekit-lsp, warm restart")
+        warm_lsp = await measure.lsp_session(root, scratch, subjects, args.iterations)
+        result["lsp"] = {"cold": cold_lsp, "warm_restart": warm_lsp}
+        timings[f"{scale}: sourcekit-lsp"] = round(time.perf_counter() - started, 1)
+
+    with_rename = hasattr(Engine, "plan_rename")
+    rename_modes = (False,) if args.skip_lsp else (False, True)
+    calls = measure.tool_calls(subjects, blast_files, with_rename=with_rename)
+    log(f"{scale}: warm latency in-process")
+    started = time.perf_counter()
+    result["warm_in_process"] = await measure.warm_in_process(
+        root, warm_cache, calls, args.iterations, rename_modes=rename_modes
+    )
+    timings[f"{scale}: warm in-process"] = round(time.perf_counter() - started, 1)
+    log(f"{scale}: warm latency over stdio")
+    started = time.perf_counter()
+    stdio_calls = [call for call in calls if call.tool != "plan_rename" or not args.skip_lsp]
+    result["warm_stdio"] = await measure.warm_stdio(root, warm_cache, stdio_calls, args.iterations)
+    timings[f"{scale}: warm stdio"] = round(time.perf_counter() - started, 1)
+    result["plan_rename_available"] = with_rename
+    result["database"] = measure.database_footprint(store, warm_cache)
+
+    log(f"{scale}: refresh after a one-file change")
+    started = time.perf_counter()
+    result["refresh"] = await measure.refresh_after_edit(root, warm_cache, manifest["edit"], first)
+    timings[f"{scale}: refresh after edit"] = round(time.perf_counter() - started, 1)
+
+    result["grep"] = phase(
+        timings,
+        f"{scale}: grep",
+        lambda: {subject.name: measure.grep_subject(root, subject, args.iterations) for subject in subjects},
+    )
+    result["hook"] = phase(timings, f"{scale}: hook", lambda: measure.hook_latency(root, args.iterations))
+    result["python_startup"] = measure.python_startup(min(args.iterations, 10))
+    return result
+
+
+def _middle(runs: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
+    ordered = sorted(runs, key=lambda run: float(run[key]))
+    chosen = dict(ordered[len(ordered) // 2])
+    chosen["runs"] = [run[key] for run in runs]
+    chosen["median_of"] = len(runs)
+    return chosen
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", default="S,M", help="comma-separated: S, M, L (default S,M)")
+    parser.add_argument("--iterations", type=int, default=20, help="warm samples per call (default 20)")
+    parser.add_argument("--repeats", type=int, default=3, help="cold and start-up runs (median; default 3)")
+    parser.add_argument(
+        "--skip-lsp", action="store_true", help="leave sourcekit-lsp out (and reconciled renames)"
+    )
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmark.md")
+    args = parser.parse_args(argv)
+    args.scale_list = [scale.strip().upper() for scale in args.scales.split(",") if scale.strip()]
+    unknown = [scale for scale in args.scale_list if scale not in SCALES]
+    if unknown:
+        parser.error(f"unknown scale(s) {', '.join(unknown)}; expected {', '.join(SCALES)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    base = bench_dir()
+    base.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "bench_dir": str(base),
+        "iterations": args.iterations,
+        "repeats": args.repeats,
+        "scales": {},
+    }
+    for scale in args.scale_list:
+        scale_started = time.perf_counter()
+        results["scales"][scale] = anyio.run(measure_scale, scale, base, args)
+        results["scales"][scale]["elapsed_s"] = round(time.perf_counter() - scale_started, 1)
+    results["elapsed_s"] = round(time.perf_counter() - started, 1)
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    path = RESULTS / f"{stamp}-{'-'.join(args.scale_list)}.json"
+    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    table = render_markdown(results)
+    print(table)
+    log(f"results: {path.relative_to(REPO)}")
+    if not args.no_docs:
+        write_docs(DOCS, results, path.relative_to(REPO))
+        log(f"docs: {DOCS.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
