@@ -31,12 +31,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from tests.scoring import RECORDED
+    from tests.scoring import MEASURED, RECORDED
 
     if RECORDED:
         terminalreporter.section("recall and precision against the hand-checked answers")
         for result in RECORDED:
             terminalreporter.write_line(str(result))
+    if MEASURED:
+        terminalreporter.section("measured behaviour")
+        for line in MEASURED:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(params=["asyncio", "trio"])

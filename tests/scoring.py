@@ -33,3 +33,11 @@ def score(label: str, expected: Iterable[Hashable], actual: Iterable[Hashable]) 
 
 RECORDED: list[Score] = []
 """Every comparison made in this session; conftest prints them in the terminal summary."""
+
+
+MEASURED: list[str] = []
+"""Behaviour figures measured in this session (loop gaps, catalogue size), printed likewise."""
+
+
+def measured(label: str, value: str) -> None:
+    MEASURED.append(f"{label}: {value}")

@@ -1,21 +1,128 @@
 """xcindex: compiler-accurate answers about Swift code, from the index store.
 
-The embedding API: `async with Engine() as engine: await engine.find_symbol(...)`. It runs
-under asyncio and trio alike and never configures the host's logging.
+The embedding API::
+
+    async with Engine() as engine:
+        found = await engine.find_symbol("fetchUser(id:)", project_path="/path/to/Package")
+
+It runs under asyncio and trio alike and never configures the host's logging. Every
+answer is a frozen dataclass with a `to_json()` that gives the MCP tool's structured
+content; docs/embedding.md describes each one.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
-__all__ = ["Engine", "EngineConfig", "__version__"]
+if TYPE_CHECKING:
+    from xcindex.actors.index import IndexState as IndexState
+    from xcindex.actors.lsp import LspPoolConfig as LspPoolConfig
+    from xcindex.engine import Engine as Engine
+    from xcindex.engine import EngineConfig as EngineConfig
+    from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
+    from xcindex.indexstore.database import SymbolRow as SymbolRow
+    from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
+    from xcindex.tools.blast_radius import TestTarget as TestTarget
+    from xcindex.tools.common import Freshness as Freshness
+    from xcindex.tools.common import Warning as AnswerWarning
+    from xcindex.tools.conformances import Conformance as Conformance
+    from xcindex.tools.conformances import ConformancesAnswer as ConformancesAnswer
+    from xcindex.tools.find_symbol import FindSymbolAnswer as FindSymbolAnswer
+    from xcindex.tools.find_symbol import SymbolMatch as SymbolMatch
+    from xcindex.tools.plan_rename import Refusal as Refusal
+    from xcindex.tools.plan_rename import RenamePlan as RenamePlan
+    from xcindex.tools.plan_rename import RenameRange as RenameRange
+    from xcindex.tools.references import DefinitionAnswer as DefinitionAnswer
+    from xcindex.tools.references import Site as Site
+    from xcindex.tools.references import SitesAnswer as SitesAnswer
+    from xcindex.tools.status import StatusAnswer as StatusAnswer
+    from xcindex.warnings import CodedError as CodedError
+    from xcindex.warnings import Completeness as Completeness
+    from xcindex.warnings import RangeReason as RangeReason
+    from xcindex.warnings import RefusalReason as RefusalReason
+    from xcindex.warnings import Tier as Tier
+    from xcindex.warnings import WarningCode as WarningCode
+    from xcindex.warnings import XcindexError as XcindexError
+
+# Public name → (module, name there). Loaded on first use, so that `xcindex hook …` (run on
+# every edit an agent makes) stays import-light: it must not pull in anyio, mcp or cffi.
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "Engine": ("xcindex.engine", "Engine"),
+    "EngineConfig": ("xcindex.engine", "EngineConfig"),
+    "IndexState": ("xcindex.actors.index", "IndexState"),
+    "LspPoolConfig": ("xcindex.actors.lsp", "LspPoolConfig"),
+    "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
+    "OccurrenceRow": ("xcindex.indexstore.database", "OccurrenceRow"),
+    "Freshness": ("xcindex.tools.common", "Freshness"),
+    "AnswerWarning": ("xcindex.tools.common", "Warning"),
+    "FindSymbolAnswer": ("xcindex.tools.find_symbol", "FindSymbolAnswer"),
+    "SymbolMatch": ("xcindex.tools.find_symbol", "SymbolMatch"),
+    "SitesAnswer": ("xcindex.tools.references", "SitesAnswer"),
+    "Site": ("xcindex.tools.references", "Site"),
+    "DefinitionAnswer": ("xcindex.tools.references", "DefinitionAnswer"),
+    "ConformancesAnswer": ("xcindex.tools.conformances", "ConformancesAnswer"),
+    "Conformance": ("xcindex.tools.conformances", "Conformance"),
+    "BlastRadiusAnswer": ("xcindex.tools.blast_radius", "BlastRadiusAnswer"),
+    "TestTarget": ("xcindex.tools.blast_radius", "TestTarget"),
+    "StatusAnswer": ("xcindex.tools.status", "StatusAnswer"),
+    "RenamePlan": ("xcindex.tools.plan_rename", "RenamePlan"),
+    "RenameRange": ("xcindex.tools.plan_rename", "RenameRange"),
+    "Refusal": ("xcindex.tools.plan_rename", "Refusal"),
+    "Tier": ("xcindex.warnings", "Tier"),
+    "RangeReason": ("xcindex.warnings", "RangeReason"),
+    "RefusalReason": ("xcindex.warnings", "RefusalReason"),
+    "Completeness": ("xcindex.warnings", "Completeness"),
+    "WarningCode": ("xcindex.warnings", "WarningCode"),
+    "XcindexError": ("xcindex.warnings", "XcindexError"),
+    "CodedError": ("xcindex.warnings", "CodedError"),
+}
+
+__all__ = [
+    "AnswerWarning",
+    "BlastRadiusAnswer",
+    "CodedError",
+    "Completeness",
+    "Conformance",
+    "ConformancesAnswer",
+    "DefinitionAnswer",
+    "Engine",
+    "EngineConfig",
+    "FindSymbolAnswer",
+    "Freshness",
+    "IndexState",
+    "LspPoolConfig",
+    "OccurrenceRow",
+    "RangeReason",
+    "Refusal",
+    "RefusalReason",
+    "RenamePlan",
+    "RenameRange",
+    "Site",
+    "SitesAnswer",
+    "StatusAnswer",
+    "SymbolMatch",
+    "SymbolRow",
+    "TestTarget",
+    "Tier",
+    "WarningCode",
+    "XcindexError",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> object:
-    # Lazy, so that `xcindex hook …` (which runs on every edit an agent makes) stays
-    # import-light: it must not pull in anyio, mcp or cffi.
-    if name in ("Engine", "EngineConfig"):
-        from xcindex import engine
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'xcindex' has no attribute {name!r}") from None
+    from importlib import import_module
 
-        return getattr(engine, name)
-    raise AttributeError(f"module 'xcindex' has no attribute {name!r}")
+    value = getattr(import_module(module_name), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
