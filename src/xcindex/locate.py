@@ -48,6 +48,18 @@ def _is_store(path: Path) -> bool:
 
 
 def locate(project_path: str | None, index_store_path: str | None) -> Location:
+    try:
+        return _locate(project_path, index_store_path)
+    except OSError as error:
+        # A path the file system refuses (a name too long, a permission denied) is the
+        # caller's to fix: say which argument and why, never a crash.
+        what = "indexStorePath" if index_store_path else "projectPath"
+        raise LocateError(
+            f"'{what}' cannot be used: {error.strerror or error} ('{error.filename}')."
+        ) from None
+
+
+def _locate(project_path: str | None, index_store_path: str | None) -> Location:
     if index_store_path:
         store = _absolute(index_store_path, "indexStorePath")
         if not store.exists():

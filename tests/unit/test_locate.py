@@ -126,3 +126,14 @@ def test_derived_data_without_a_datastore_says_indexing_was_off(
     monkeypatch.setenv("XCINDEX_DERIVED_DATA", str(derived))
     with pytest.raises(LocateError, match=r"exists but has no Index\.noindex/DataStore"):
         locate(str(tmp_path / "App.xcodeproj"), None)
+
+
+@pytest.mark.parametrize("argument", ["projectPath", "indexStorePath"])
+def test_a_path_the_file_system_refuses_is_a_locate_error_naming_the_argument(argument: str) -> None:
+    too_long = "/" + "a" * 300  # one component beyond NAME_MAX: stat fails with ENAMETOOLONG
+    with pytest.raises(LocateError) as error:
+        locate(
+            too_long if argument == "projectPath" else None,
+            too_long if argument == "indexStorePath" else None,
+        )
+    assert str(error.value).startswith(f"'{argument}' cannot be used: File name too long")
