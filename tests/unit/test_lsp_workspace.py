@@ -176,3 +176,14 @@ def test_path_is_the_last_resort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.toolchain
 def test_this_machine_has_the_toolchain_binary() -> None:
     assert find_sourcekit_lsp(environ={"PATH": "/usr/bin:/bin"}) == Path("/opt/swift/usr/bin/sourcekit-lsp")
+
+
+@pytest.mark.parametrize(
+    "project", [Path("relative/App.xcodeproj"), Path("/" + "a" * 300), Path("/tmp/nul\x00byte")]
+)
+def test_a_project_path_that_cannot_be_resolved_is_workspace_root_unresolved(project: Path) -> None:
+    # Relative (to the server's cwd?), too long for the file system, or with a NUL byte:
+    # a documented warning code, never an OSError or ValueError.
+    with pytest.raises(CodedError) as caught:
+        resolve_workspace_root(project_path=project, index_store_path=Path("/nonexistent/store"))
+    assert caught.value.code is WarningCode.WORKSPACE_ROOT_UNRESOLVED

@@ -141,10 +141,17 @@ def resolve_workspace_root(
     Raises:
         CodedError: workspace_root_unresolved.
     """
-    if project_path is not None:
-        return workspace_root_for_project(project_path)
-    if index_store_path is not None:
-        return workspace_root_for_index_store(index_store_path)
+    try:
+        if project_path is not None:
+            if not project_path.is_absolute():
+                # Relative to what? Never to the server's own working directory.
+                raise _unresolved(f"projectPath {project_path} is not an absolute path")
+            return workspace_root_for_project(project_path)
+        if index_store_path is not None:
+            return workspace_root_for_index_store(index_store_path)
+    except (OSError, ValueError) as error:
+        # A path the file system refuses (too long, a NUL byte): no root, and a reason.
+        raise _unresolved(f"cannot resolve a workspace root: {error}") from None
     raise _unresolved("neither projectPath nor indexStorePath was given")
 
 
