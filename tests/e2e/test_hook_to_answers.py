@@ -1,0 +1,86 @@
+"""The session ledger end to end: Claude Code's post-tool-use hook records an edit, and the
+real server, started in the same session, says so in its answers and its rename plans."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import TextContent
+
+from tests.conftest import CANARY
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+XCINDEX = str(Path(sys.executable).parent / "xcindex")
+EDITED = CANARY / "Sources" / "CanaryCore" / "AppDelegate.swift"
+
+
+def session_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"],
+        "TMPDIR": f"{tmp_path}/",
+        "CLAUDE_PROJECT_DIR": str(CANARY),
+    }
+
+
+def hook(event: str, payload: dict[str, Any] | None, env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [XCINDEX, "hook", event],
+        input=None if payload is None else json.dumps(payload).encode(),
+        stdin=subprocess.DEVNULL if payload is None else None,
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result
+    return result.stdout.decode()
+
+
+async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_ranges_red(tmp_path: Path) -> None:
+    env = session_env(tmp_path)
+    hook("session-start", None, env)
+    note = hook(
+        "post-tool-use",
+        {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(EDITED)}},
+        env,
+    )
+    assert "AppDelegate.swift" in note
+
+    params = StdioServerParameters(command=XCINDEX, args=["serve"], env=env)
+    async with Client(params, read_timeout_seconds=300) as client:
+        where = {"projectPath": str(CANARY)}
+        found = await client.call_tool("find_symbol", {"symbolName": "UserService.fetchUser(id:)", **where})
+        usr = found.structured_content["results"][0]["usr"]
+
+        refs = await client.call_tool("find_references", {"usr": usr, **where})
+        answer = refs.structured_content
+        assert answer["completeness"] == "stale"
+        assert answer["sessionEditedFiles"] == [str(EDITED)]
+        text = "\n".join(block.text for block in refs.content if isinstance(block, TextContent))
+        assert "AppDelegate.swift" in text
+        assert "edited" in text
+
+        plan = (
+            await client.call_tool("plan_rename", {"usr": usr, "newName": "loadUser", **where})
+        ).structured_content
+        assert plan["indexFreshness"]["filesEditedThisSession"] == 1
+        in_edited = [r for r in plan["ranges"] if r["path"] == str(EDITED)]
+        assert in_edited
+        assert all(r["tier"] == "red-stale" and "session_edited" in r["reasons"] for r in in_edited)
+        assert all(r["tier"] != "red-stale" for r in plan["ranges"] if r["path"] != str(EDITED))
+
+        # A new session clears the ledger: the same server's next answer is complete again.
+        hook("session-start", None, env)
+        again = await client.call_tool("find_references", {"usr": usr, **where})
+        assert again.structured_content["completeness"] == "complete"
+        assert again.structured_content["sessionEditedFiles"] == []

@@ -1,0 +1,140 @@
+"""The pure parts of plan_rename: names, SDK paths, reconciliation, rendering."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from xcindex.lsp.positions import LspLocation
+from xcindex.tools.plan_rename import (
+    RenamePlan,
+    RenameRange,
+    is_sdk_path,
+    lsp_ranges,
+    reconcile,
+    render_plan,
+    validate_new_name,
+)
+from xcindex.warnings import RangeReason, Tier
+
+LINE = '        lastGreeting = "👋 " + (userService.fetchUser(id: 1) ?? "guest")'
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("loadUser", True),
+        ("_x1", True),
+        ("Größe", True),
+        ("`default`", True),
+        ("`self`", True),
+        ("", False),
+        ("default", False),
+        ("init", False),
+        ("Self", False),
+        ("two words", False),
+        ("9lives", False),
+        ("a.b", False),
+        ("a-b", False),
+        ("``", False),
+        ("`a b`", False),
+        ("`open", False),
+        ("👋", False),
+        ("x\u0000", False),
+    ],
+)
+def test_identifier_validation(name: str, ok: bool) -> None:
+    refusal = validate_new_name(name)
+    assert (refusal is None) is ok, refusal
+    if refusal is not None:
+        assert refusal.reason == "invalid_identifier"
+        assert refusal.remediation
+
+
+def test_sdk_paths_are_recognised_by_real_path(tmp_path: Path) -> None:
+    toolchain = tmp_path / "toolchain"
+    (toolchain / "usr" / "lib").mkdir(parents=True)
+    link = tmp_path / "link-to-toolchain"
+    link.symlink_to(toolchain)
+    assert is_sdk_path(str(link / "usr/lib/Foo.swiftinterface"), [toolchain])
+    assert is_sdk_path(str(toolchain / "usr/lib/x.swift"), [str(link)])
+    assert not is_sdk_path(str(tmp_path / "toolchain-other/x.swift"), [toolchain])
+    assert is_sdk_path(
+        "/Applications/Xcode.app/Contents/Developer/Platforms/iPhoneOS.platform/Developer/SDKs/iPhoneOS.sdk/x.h",
+        [],
+    )
+    assert not is_sdk_path("/home/me/project/Sources/A.swift", [])
+
+
+def plan_of(*ranges: RenameRange) -> RenamePlan:
+    return RenamePlan(
+        usr="s:1A",
+        old_name="fetchUser(id:)",
+        new_name="loadUser",
+        generated_at="2026-11-23T00:00:00Z",
+        last_built=None,
+        files_edited_this_session=0,
+        ranges=ranges,
+    )
+
+
+def index_range(path: str, line: int, column: int, tier: Tier = Tier.GREEN_INDEXSTORE) -> RenameRange:
+    return RenameRange(
+        path, line, column, column + 9, tier, (RangeReason.DIRECT_REFERENCE,), "M", "indexstore"
+    )
+
+
+def test_reconciliation_classifies_agreement_silence_and_lsp_only_sites(tmp_path: Path) -> None:
+    source = tmp_path / "AppDelegate.swift"
+    source.write_text("func fetchUser() {}\n" + LINE + "\n", encoding="utf-8")
+    utf8 = LINE.encode().index(b"fetchUser") + 1
+    utf16 = len(LINE[: LINE.index("fetchUser")].encode("utf-16-le")) // 2 + 1
+    assert (utf8, utf16) == (47, 45)
+    plan = plan_of(
+        index_range(str(source), 1, 6),
+        index_range(str(source), 5, 1),
+        index_range(str(source), 7, 1, Tier.RED_STALE),
+    )
+    # sourcekit-lsp's zero-width answers: the definition, the emoji line (only it saw that
+    # one), and the red site.
+    answered = [
+        LspLocation(source, 1, 6, 6, 6, 6, 1),
+        LspLocation(Path(os.path.realpath(source)), 2, utf16, utf16, utf8, utf8, 2),
+        LspLocation(source, 7, 1, 1, 1, 1, 7),
+    ]
+    reconciled = reconcile(plan, lsp_ranges(answered, "fetchUser(id:)", [str(source)]))
+    by_line = {r.line: r for r in reconciled.ranges}
+    assert by_line[1].tier == Tier.GREEN_VERIFIED
+    assert by_line[5].tier == Tier.YELLOW_DISAGREEMENT
+    assert by_line[5].reasons[-1] == RangeReason.LSP_DID_NOT_ECHO
+    assert by_line[7].tier == Tier.RED_STALE
+    lsp_only = by_line[2]
+    assert lsp_only.tier == Tier.YELLOW_LSP_ONLY
+    assert lsp_only.source == "sourcekit-lsp"
+    assert lsp_only.path == str(source)  # spelled as the index spells it
+    assert (lsp_only.column, lsp_only.end_column) == (45, 54)  # UTF-16 code units
+    assert set(lsp_only.reasons) == {RangeReason.SOURCEKIT_LSP_ONLY, RangeReason.MACRO_ADJACENT}
+    assert reconciled.summary() == {
+        "green_verified": 1,
+        "green_indexstore": 0,
+        "yellow_disagreement": 1,
+        "yellow_lsp_only": 1,
+        "red_stale": 1,
+    }
+
+
+def test_an_empty_lsp_answer_changes_nothing() -> None:
+    plan = plan_of(index_range("/a.swift", 1, 1))
+    assert reconcile(plan, []) == plan
+
+
+def test_the_text_is_the_structured_plan_as_sorted_pretty_json_in_a_fence() -> None:
+    plan = plan_of(index_range("/b.swift", 2, 1), index_range("/a.swift", 1, 1))
+    text = render_plan(plan)
+    assert text.startswith('```json\n{\n  "generatedAt"')
+    body = text.removeprefix("```json\n").removesuffix("\n```")
+    assert json.loads(body) == plan.to_json()
+    assert list(json.loads(body)) == sorted(plan.to_json())
