@@ -78,6 +78,14 @@ async def main() -> None:
             "blast_radius",
             {"filePath": str(CANARY / "Sources/CanaryCore/UserService.swift"), **where},
         )
+        await ask(
+            client,
+            "Rename AppDelegate.setUp() to configure(): the plan, checked with sourcekit-lsp "
+            "(the first call waits for sourcekit-lsp's own index, ~10 s cold)",
+            "plan_rename",
+            {"usr": setup.structured_content["results"][0]["usr"], "newName": "configure", **where},
+        )
+        await ask(client, "The index and sourcekit-lsp now", "status", where)
         await ask(client, "A mistake an agent makes", "find_symbol", {"symbolName": 42, **where})
         await ask(client, "No location given", "find_symbol", {"symbolName": "UserService"})
 
