@@ -7,7 +7,10 @@ the analysis between the ANALYSIS markers, which a regeneration carries over unc
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -237,7 +240,10 @@ def scale_section(name: str, scale: dict[str, Any]) -> str:
     package = scale["package"]
     parts = [
         f"### Scale {name}: {package['swift_files']} Swift files, {package['swift_lines']:,} lines "
-        f"(built in {package['build_s']} s; this scale's run took {scale.get('elapsed_s', '—')} s)",
+        f"(`swift build` in this run: {package['build_s']} s, incremental when already built; "
+        f"this scale's run took {scale.get('elapsed_s', '—')} s"
+        + (f"; from the run of {scale['run']}" if "run" in scale else "")
+        + ")",
         "",
         _table(("measure", "xcindex", "peer", "peer is", "ratio", "target (at M)"), headline_rows(scale)),
         "",
@@ -452,3 +458,38 @@ def write_docs(path: Path, results: dict[str, Any], results_file: Path) -> None:
         ]
     )
     path.write_text(body, encoding="utf-8")
+
+
+def merge(paths: Sequence[Path]) -> dict[str, Any]:
+    """Several runs' results as one (later files win per scale), each scale keeping the
+    date of the run it came from: L is usually run apart from S and M."""
+    merged: dict[str, Any] = {}
+    for path in paths:
+        results = json.loads(path.read_text(encoding="utf-8"))
+        for scale in results["scales"].values():
+            scale["run"] = f"{results['date']}, {path.name}"
+        if not merged:
+            merged = results
+        else:
+            merged["scales"].update(results["scales"])
+            merged["elapsed_s"] = round(float(merged["elapsed_s"]) + float(results["elapsed_s"]), 1)
+            merged["date"] = f"{merged['date']} + {results['date']}"
+    return merged
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m bench.report RESULTS.json [MORE.json …]`: regenerate docs/benchmark.md."""
+    parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
+    parser.add_argument("results", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    repo = Path(__file__).resolve().parent.parent
+    paths = [path.resolve() for path in args.results]
+    merged = merge(paths)
+    docs = repo / "docs" / "benchmark.md"
+    write_docs(docs, merged, Path(", ".join(str(path.relative_to(repo)) for path in paths)))
+    print(render_markdown(merged))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

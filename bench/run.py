@@ -71,6 +71,8 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    # The editable install measures the working tree: say when src/ differs from HEAD.
+    dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=REPO, capture_output=True, text=True)
     return {
         "host": platform.node(),
         "os": f"{platform.system()} {platform.release()}",
@@ -80,7 +82,8 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "swift": swift_version(),
         "libindexstore": str(find_library()),
-        "xcindex_commit": commit.stdout.strip() or "unknown",
+        "xcindex_commit": (commit.stdout.strip() or "unknown")
+        + (" (+ uncommitted src)" if dirty.stdout.strip() else ""),
     }
 
 
