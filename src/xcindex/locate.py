@@ -37,7 +37,8 @@ class Location:
 def _absolute(raw: str, what: str) -> Path:
     if not raw or "\x00" in raw:
         raise LocateError(f"'{what}' must be a non-empty path without NUL characters.")
-    path = Path(raw).expanduser()
+    # os.path leaves `~nosuchuser` as it is (then refused as relative); Path raises RuntimeError.
+    path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
         raise LocateError(f"'{what}' must be an absolute path; got '{raw}'.")
     return Path(os.path.normpath(path))

@@ -137,3 +137,10 @@ def test_a_path_the_file_system_refuses_is_a_locate_error_naming_the_argument(ar
             too_long if argument == "indexStorePath" else None,
         )
     assert str(error.value).startswith(f"'{argument}' cannot be used: File name too long")
+
+
+def test_a_home_folder_that_does_not_exist_is_refused_as_relative() -> None:
+    with pytest.raises(
+        LocateError, match=r"^'indexStorePath' must be an absolute path; got '~nosuchuser/x'\.$"
+    ):
+        locate(None, "~nosuchuser/x")
