@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Property, Role, is_generated_name
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
 from xcindex.warnings import Completeness, XcindexError
 
@@ -24,11 +25,15 @@ PARAMETER_KIND = 25
 CLASS_KIND = 7
 DEPENDENCY_RELATIONS = Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDEDBY
 MAX_DEPTH = 16
+COMMAND_PATTERN_LIMIT = 2000
+"""Beyond this many characters of test names, `swift test --filter` selects test modules."""
 _SWIFT_TESTING_MACRO = re.compile(r"^s:7Testing(4Test|5Suite)")
 
 
 @dataclass(frozen=True)
 class TestTarget:
+    __test__: ClassVar[bool] = False  # a value, not a pytest test class, wherever it is imported
+
     path: str
     module: str
     name: str
@@ -55,25 +60,72 @@ class BlastRadiusAnswer:
 
     @property
     def swift_test_command(self) -> str | None:
+        """Runs every covering test; by test module when naming each test would be too long."""
         if not self.tests:
             return None
         pattern = "|".join(sorted({re.escape(t.filter) for t in self.tests}))
+        if len(pattern) > COMMAND_PATTERN_LIMIT:
+            pattern = "|".join(sorted({re.escape(t.module) + r"\." for t in self.tests}))
         return f"swift test --filter '{pattern}'"
 
     def named_paths(self) -> set[str]:
         return {self.file_path, *self.affected_files}
 
-    def to_json(self) -> dict[str, Any]:
+    def shown(self, budget: int | None = None) -> BlastRadiusView:
+        """The lists that fit a response budget: covering tests first, then direct
+        dependents, then the rest, so that what is shown keeps coveringTests ⊆
+        affectedFiles ⊇ directDependents. All of them without a budget."""
+        if budget is None:
+            return BlastRadiusView(
+                self.affected_files, self.direct_dependents, self.covering_tests, self.tests
+            )
+        direct, covering = set(self.direct_dependents), set(self.covering_tests)
+        tests_of: dict[str, list[TestTarget]] = {}
+        for test in self.tests:
+            tests_of.setdefault(test.path, []).append(test)
+
+        def rank(path: str) -> tuple[int, str]:
+            return (0 if path in covering else 1 if path in direct else 2, path)
+
+        def cost(path: str) -> int:
+            lists = 1 + (path in direct) + (path in covering)
+            return lists * item_cost(path) + sum(item_cost(t.to_json()) for t in tests_of.get(path, []))
+
+        ordered = sorted(self.affected_files, key=rank)
+        chosen = set(ordered[: fitting(ordered, cost, min(budget, LISTS_BUDGET_CHARS))])
+        return BlastRadiusView(
+            affected_files=tuple(p for p in self.affected_files if p in chosen),
+            direct_dependents=tuple(p for p in self.direct_dependents if p in chosen),
+            covering_tests=tuple(p for p in self.covering_tests if p in chosen),
+            tests=tuple(t for t in self.tests if t.path in chosen),
+        )
+
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        view = self.shown(budget)
         return {
-            "affectedFiles": list(self.affected_files),
-            "directDependents": list(self.direct_dependents),
-            "coveringTests": list(self.covering_tests),
-            "testFilters": [t.to_json() for t in self.tests],
+            "affectedFiles": list(view.affected_files),
+            "directDependents": list(view.direct_dependents),
+            "coveringTests": list(view.covering_tests),
+            "testFilters": [t.to_json() for t in view.tests],
             "swiftTestCommand": self.swift_test_command,
             "transitiveDepth": self.depth,
             "transitiveBounded": self.bounded,
-            **self.freshness.to_json(),
+            "affectedFileCount": len(self.affected_files),
+            "directDependentCount": len(self.direct_dependents),
+            "coveringTestCount": len(self.covering_tests),
+            "truncated": len(view.affected_files) < len(self.affected_files),
+            **self.freshness.to_json(budget),
         }
+
+
+@dataclass(frozen=True)
+class BlastRadiusView:
+    """What one rendering of a blast radius lists."""
+
+    affected_files: tuple[str, ...]
+    direct_dependents: tuple[str, ...]
+    covering_tests: tuple[str, ...]
+    tests: tuple[TestTarget, ...]
 
 
 def declared_symbols(db: Database, path: str) -> list[int]:
@@ -212,24 +264,32 @@ def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) ->
     )
 
 
-def render_blast_radius(answer: BlastRadiusAnswer) -> str:
+def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) -> str:
+    view = answer.shown(budget)
     lines = [
         f"Changing {answer.file_path} reaches {len(answer.affected_files)} file(s) "
         f"({len(answer.direct_dependents)} directly, {len(answer.covering_tests)} test file(s)).",
     ]
-    if answer.direct_dependents:
+    if view.direct_dependents:
         lines.append("Direct dependents:")
-        lines.extend(f"  {p}" for p in answer.direct_dependents)
-    indirect = [p for p in answer.affected_files if p not in answer.direct_dependents]
+        lines.extend(f"  {p}" for p in view.direct_dependents)
+    indirect = [p for p in view.affected_files if p not in answer.direct_dependents]
     if indirect:
         lines.append(f"Transitive dependents (fixed point after {answer.depth} hop(s)):")
         lines.extend(f"  {p}" for p in indirect)
     if answer.bounded:
         lines.append(f"(stopped after {answer.depth} hops: the radius may be larger)")
-    if answer.covering_tests:
+    if view.covering_tests:
         lines.append("Covering tests:")
-        lines.extend(f"  {p}" for p in answer.covering_tests)
+        lines.extend(f"  {p}" for p in view.covering_tests)
     if answer.swift_test_command:
         lines.append(f"Run them: {answer.swift_test_command}")
-    lines.extend(answer.freshness.notes())
+    if len(view.affected_files) < len(answer.affected_files):
+        lines.append(
+            f"(listing {len(view.affected_files)} of {len(answer.affected_files)} files, covering tests and "
+            "direct dependents first, to stay within the response budget; the command above runs every "
+            f"covering test. All of them in a shell: xcindex blast {answer.file_path} "
+            "--project <projectPath> --json)"
+        )
+    lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Property, Role, kind_name, language_name, role_names
+from xcindex.tools.budget import VERDICT_LISTED
 from xcindex.warnings import Completeness, WarningCode
 
 
@@ -35,28 +36,42 @@ class Freshness:
     session_edited_files: tuple[str, ...] = ()
     warnings: tuple[Warning, ...] = field(default=())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        """The verdict fields; under a response budget the file lists are capped (the
+        project-wide stale list of an empty answer can be long) and `staleFileCount` says
+        how many there are."""
+        limit = None if budget is None else VERDICT_LISTED
         return {
             "completeness": str(self.completeness),
-            "staleFiles": list(self.stale_files),
-            "sessionEditedFiles": list(self.session_edited_files),
+            "staleFiles": list(self.stale_files[:limit]),
+            "staleFileCount": len(self.stale_files),
+            "sessionEditedFiles": list(self.session_edited_files[:limit]),
             "warnings": [w.to_json() for w in self.warnings],
         }
 
-    def notes(self) -> list[str]:
+    def notes(self, budget: int | None = None) -> list[str]:
+        limit = None if budget is None else VERDICT_LISTED
         lines: list[str] = []
         if self.stale_files:
             lines.append(
                 "Note: these files changed after the index was built; rebuild "
-                "(swift build --build-tests) before trusting lines in them: " + ", ".join(self.stale_files)
+                "(swift build --build-tests) before trusting lines in them: "
+                + _listed(self.stale_files, limit, "the status tool lists them all")
             )
         if self.session_edited_files:
             lines.append(
                 "Note: these files were edited this session, after the index was built: "
-                + ", ".join(self.session_edited_files)
+                + _listed(self.session_edited_files, limit, "the status tool lists them all")
             )
         lines.extend(f"Warning [{w.code}]: {w.message}" for w in self.warnings)
         return lines
+
+
+def _listed(paths: tuple[str, ...], limit: int | None, rest: str) -> str:
+    shown = ", ".join(paths[:limit])
+    if limit is not None and len(paths) > limit:
+        shown += f" … and {len(paths) - limit} more ({rest})"
+    return shown
 
 
 def file_is_stale(path: str, unit_mtime_ns: int) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, kind_name
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
 
 EXTENSION_KIND = 9
@@ -49,8 +50,20 @@ class ConformancesAnswer:
     def named_paths(self) -> set[str]:
         return {c.anchor.path for c in self.conformances}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"results": [c.to_json() for c in self.conformances], **self.freshness.to_json()}
+    def shown(self, budget: int | None = None) -> tuple[Conformance, ...]:
+        """The conformances that fit a response budget (all of them without one)."""
+        lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
+        count = fitting(self.conformances, lambda c: item_cost(c.to_json()), lists_budget)
+        return self.conformances[:count]
+
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        shown = self.shown(budget)
+        return {
+            "results": [c.to_json() for c in shown],
+            "totalCount": len(self.conformances),
+            "truncated": len(shown) < len(self.conformances),
+            **self.freshness.to_json(budget),
+        }
 
 
 def _extended_type(db: Database, extension_id: int) -> tuple[SymbolRow, OccurrenceRow] | None:
@@ -101,20 +114,27 @@ def find_conformances(db: Database, usr: str, *, max_depth: int = 16) -> Conform
     return ConformancesAnswer(usr, protocol, tuple(ordered), freshness)
 
 
-def render_conformances(answer: ConformancesAnswer) -> str:
+def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -> str:
     name = answer.protocol.name if answer.protocol else answer.usr
     if answer.protocol is None:
         lines = [f"No protocol with USR {answer.usr} in this index: use find_symbol to get its usr."]
     elif not answer.conformances:
         lines = [f"No type conforms to {name} in this index ({answer.freshness.completeness})."]
     else:
+        shown = answer.shown(budget)
         lines = [f"{len(answer.conformances)} type(s) conform to {name}:"]
-        for c in answer.conformances:
+        for c in shown:
             how = "in an extension" if c.via_extension else "in its declaration"
             if c.via_protocol:
                 how += f", through {c.via_protocol}"
             lines.append(
                 f"- {c.type_symbol.name} ({how}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
             )
-    lines.extend(answer.freshness.notes())
+        if len(shown) < len(answer.conformances):
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.conformances)}, by path, to stay within the response "
+                f"budget; list them all in a shell: xcindex conformances {answer.usr} "
+                "--project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name, kind_name
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
 
 EXTENSION_KIND = 9
@@ -31,11 +32,19 @@ class FindSymbolAnswer:
     def named_paths(self) -> set[str]:
         return {m.definition.path for m in self.matches}
 
-    def to_json(self) -> dict[str, Any]:
+    def shown(self, budget: int | None = None) -> tuple[SymbolMatch, ...]:
+        """The candidates that fit a response budget (all of them without one)."""
+        lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
+        return self.matches[: fitting(self.matches, lambda m: item_cost(m.to_json()), lists_budget)]
+
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        shown = self.shown(budget)
         return {
-            "results": [m.to_json() for m in self.matches],
+            "results": [m.to_json() for m in shown],
             "matchedBy": self.matched_by,
-            **self.freshness.to_json(),
+            "totalCount": len(self.matches),
+            "truncated": len(shown) < len(self.matches),
+            **self.freshness.to_json(budget),
         }
 
 
@@ -80,7 +89,7 @@ def find_symbol(db: Database, symbol_name: str) -> FindSymbolAnswer:
     return FindSymbolAnswer(symbol_name, tuple(matches), matched_by, freshness)
 
 
-def render_find_symbol(answer: FindSymbolAnswer) -> str:
+def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> str:
     if not answer.matches:
         lines = [
             f"No symbol named '{answer.query}' is defined in this index ({answer.freshness.completeness})."
@@ -88,12 +97,19 @@ def render_find_symbol(answer: FindSymbolAnswer) -> str:
         if "(" not in answer.query:
             lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
     else:
+        shown = answer.shown(budget)
         how = " (matched by base name)" if answer.matched_by == "base_name" else ""
         lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}:"]
-        for match in answer.matches:
+        for match in shown:
             lines.append(
                 f"- {match.symbol.name} [{kind_name(match.symbol.kind)}] usr={match.symbol.usr}"
                 f" at {match.definition.path}:{match.definition.line}"
             )
-    lines.extend(answer.freshness.notes())
+        if len(shown) < len(answer.matches):
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.matches)} to stay within the response budget; "
+                "narrow the name with labels or Type.member(label:), or list them all in a shell: "
+                f"xcindex symbol '{answer.query}' --project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

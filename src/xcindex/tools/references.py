@@ -14,6 +14,7 @@ from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name, role_names
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
 from xcindex.tools.find_symbol import resolve_symbols
 
@@ -48,13 +49,19 @@ class SitesAnswer:
     def named_paths(self) -> set[str]:
         return {site.occurrence.path for site in self.sites}
 
-    def to_json(self) -> dict[str, Any]:
+    def shown(self, budget: int | None = None) -> tuple[Site, ...]:
+        """The sites that fit a response budget (all of them without one)."""
+        lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
+        return self.sites[: fitting(self.sites, lambda site: item_cost(site.to_json()), lists_budget)]
+
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        shown = self.shown(budget)
         return {
-            "results": [site.to_json() for site in self.sites],
+            "results": [site.to_json() for site in shown],
             "totalCount": self.total,
-            "truncated": self.truncated,
-            "symbols": [{"usr": s.usr, "name": s.name} for s in self.symbols],
-            **self.freshness.to_json(),
+            "truncated": self.truncated or len(shown) < len(self.sites),
+            "symbols": [{"usr": s.usr, "name": s.name} for s in self.symbols[:MAX_RESULTS]],
+            **self.freshness.to_json(budget),
         }
 
 
@@ -67,8 +74,8 @@ class DefinitionAnswer:
     def named_paths(self) -> set[str]:
         return {self.site.occurrence.path} if self.site else set()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"result": self.site.to_json() if self.site else None, **self.freshness.to_json()}
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        return {"result": self.site.to_json() if self.site else None, **self.freshness.to_json(budget)}
 
 
 def source_occurrences(db: Database, symbol: SymbolRow) -> list[OccurrenceRow]:
@@ -162,7 +169,7 @@ def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS) ->
     return capped(usr, db, [symbol] if symbol else [], sites, max_results)
 
 
-def render_sites(answer: SitesAnswer, what: str) -> str:
+def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> str:
     """Counts first, then one line per site grouped by file."""
     if not answer.sites:
         head = f"No {what} for '{answer.query}' ({answer.freshness.completeness})."
@@ -170,28 +177,44 @@ def render_sites(answer: SitesAnswer, what: str) -> str:
             head += " No such symbol in this index: check the name (methods need labels) or use find_symbol."
         lines = [head]
     else:
-        files = sorted({s.occurrence.path for s in answer.sites})
+        shown = answer.shown(budget)
+        files = sorted({s.occurrence.path for s in shown})
         lines = [f"{answer.total} {what} of '{answer.query}' in {len(files)} file(s):"]
         current = ""
-        for site in answer.sites:
+        for site in shown:
             if site.occurrence.path != current:
                 current = site.occurrence.path
                 lines.append(current)
             occ = site.occurrence
             lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{', '.join(role_names(occ.roles))}]")
-        if answer.truncated:
-            lines.append(
-                f"(showing {len(answer.sites)} of {answer.total}; ask again with a larger maxResults to see the rest)"
+        overrides = what.startswith("override")
+        if len(shown) < len(answer.sites):
+            command = (
+                "xcindex overrides <usr> --project <projectPath> --json"
+                if overrides
+                else f"xcindex refs --usr <usr> --project <projectPath> --max-results {MAX_RESULTS} --json"
             )
-    lines.extend(answer.freshness.notes())
+            lines.append(
+                f"(showing {len(shown)} of {answer.total}: that is what fits the response budget of "
+                f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Narrow the question (one usr rather than a "
+                f"name; blast_radius for files), or list them in a shell: {command})"
+            )
+        elif answer.truncated and overrides:
+            lines.append(f"(showing the first {len(answer.sites)} of {answer.total}, by path)")
+        elif answer.truncated:
+            lines.append(
+                f"(showing {len(answer.sites)} of {answer.total}; ask again with a larger maxResults "
+                f"(at most {MAX_RESULTS}) to see the rest)"
+            )
+    lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
 
 
-def render_definition(answer: DefinitionAnswer) -> str:
+def render_definition(answer: DefinitionAnswer, budget: int | None = None) -> str:
     if answer.site is None:
         lines = [f"No definition of {answer.usr} in this index ({answer.freshness.completeness})."]
     else:
         occ = answer.site.occurrence
         lines = [f"{answer.site.symbol.name} is defined at {occ.path}:{occ.line}:{occ.column}"]
-    lines.extend(answer.freshness.notes())
+    lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

@@ -14,6 +14,9 @@ from xcindex.tools.common import Warning, project_stale_files
 from xcindex.warnings import Completeness, WarningCode
 
 MAX_LISTED = 50
+"""Files listed per list of the structured answer under a response budget."""
+TEXT_LISTED = 10
+"""Stale files named in the text rendering under a response budget."""
 
 
 def iso(ns: int) -> str | None:
@@ -57,18 +60,22 @@ class StatusAnswer:
             text += f" {len(self.state.failures)} unit/record file(s) could not be read and were skipped."
         return text
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        """Under a response budget each list names at most MAX_LISTED files; the counts
+        say how many there are."""
         state = self.state
         report = state.last_refresh
         counts = state.counts
+        limit = None if budget is None else MAX_LISTED
         return {
             "indexStorePath": str(state.store_path),
             "indexMtime": iso(self.index_mtime_ns),
             "staleFileCount": len(self.stale_files),
-            "staleFiles": list(self.stale_files[:MAX_LISTED]),
+            "staleFiles": list(self.stale_files[:limit]),
             "summary": self.summary(),
             "completeness": str(self.completeness),
-            "sessionEditedFiles": list(self.session_edited_files),
+            "sessionEditedFiles": list(self.session_edited_files[:limit]),
+            "sessionEditedFileCount": len(self.session_edited_files),
             "ingesting": state.ingesting,
             "ingestProgress": {"done": state.progress[0], "total": state.progress[1]},
             "counts": None
@@ -90,7 +97,8 @@ class StatusAnswer:
                 "recordsRead": report.counters.records_read,
                 "recordsReused": report.counters.records_reused,
             },
-            "unreadable": [{"kind": k, "name": n, "message": m} for k, n, m in state.failures[:MAX_LISTED]],
+            "unreadable": [{"kind": k, "name": n, "message": m} for k, n, m in state.failures[:limit]],
+            "unreadableCount": len(state.failures),
             "databasePath": str(state.database_path),
             "sourcekitLsp": list(self.lsp),
             "warnings": [w.to_json() for w in self.warnings],
@@ -149,7 +157,7 @@ def status_answer(state: IndexState, stale: list[str], **extra: Any) -> StatusAn
     )
 
 
-def render_status(answer: StatusAnswer) -> str:
+def render_status(answer: StatusAnswer, budget: int | None = None) -> str:
     lines = [answer.summary()]
     counts = answer.state.counts
     if counts is not None:
@@ -158,9 +166,14 @@ def render_status(answer: StatusAnswer) -> str:
             f"{counts.occurrences} occurrences."
         )
     if answer.stale_files:
-        lines.append(
-            "Stale: " + ", ".join(answer.stale_files[:10]) + (" …" if len(answer.stale_files) > 10 else "")
-        )
+        limit = None if budget is None else TEXT_LISTED
+        line = "Stale: " + ", ".join(answer.stale_files[:limit])
+        if limit is not None and len(answer.stale_files) > limit:
+            line += (
+                f" … and {len(answer.stale_files) - limit} more (staleFiles names {MAX_LISTED}; a rebuild "
+                "refreshes them all; every one in a shell: xcindex status --project <projectPath>)"
+            )
+        lines.append(line)
     for child in answer.lsp:
         line = f"sourcekit-lsp for {child['root']}: {child['state']}"
         if child["ready"]:
