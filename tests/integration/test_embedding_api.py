@@ -8,6 +8,7 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -44,12 +45,12 @@ def test_every_public_name_resolves_to_a_documented_type() -> None:
         assert name in dir(xcindex)
     answers = [n for n in xcindex.__all__ if n.endswith("Answer")] + ["RenamePlan"]
     for name in answers:
-        answer_type = getattr(xcindex, name)
+        answer_type: Any = getattr(xcindex, name)
         assert dataclasses.is_dataclass(answer_type), name
-        assert answer_type.__dataclass_params__.frozen, name  # type: ignore[attr-defined]
+        assert answer_type.__dataclass_params__.frozen, name
         assert callable(answer_type.to_json), name
     with pytest.raises(AttributeError, match="no attribute 'engine_factory'"):
-        _ = xcindex.engine_factory  # type: ignore[attr-defined]
+        _ = xcindex.engine_factory
     docs = (Path(__file__).resolve().parents[2] / "docs" / "embedding.md").read_text(encoding="utf-8")
     for name in xcindex.__all__:
         assert f"`{name}`" in docs, f"{name} is exported but docs/embedding.md does not mention it"
