@@ -46,9 +46,9 @@ def test_every_public_name_resolves_to_a_documented_type() -> None:
     answers = [n for n in xcindex.__all__ if n.endswith("Answer")] + ["RenamePlan"]
     for name in answers:
         answer_type: Any = getattr(xcindex, name)
-        assert dataclasses.is_dataclass(answer_type), name
-        assert answer_type.__dataclass_params__.frozen, name
         assert callable(answer_type.to_json), name
+        assert answer_type.__dataclass_params__.frozen, name
+        assert dataclasses.is_dataclass(answer_type), name
     with pytest.raises(AttributeError, match="no attribute 'engine_factory'"):
         _ = xcindex.engine_factory
     docs = (Path(__file__).resolve().parents[2] / "docs" / "embedding.md").read_text(encoding="utf-8")
