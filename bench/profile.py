@@ -2,26 +2,45 @@
 
 `python -m bench.profile --scale M` profiles, on the already built package of that scale:
 a cold ingestion (empty cache), warm find_references, warm blast_radius of the hub file,
-and `import xcindex.server` (the stdio server's start-up). Text profiles are written under
+the refresh after a one-file change (rebuilt, then restored), and `import xcindex.server` (the stdio server's start-up). Text profiles are written under
 `$XCINDEX_BENCH_DIR/profiles/` and their top lines printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.to_thread
 from pyinstrument import Profiler
 
 from bench import measure
-from bench.build import bench_dir
+from bench.build import bench_dir, swift_build
 from bench.generate import load_manifest
+from bench.stats import Stopwatch
 from xcindex import Engine
+from xcindex.actors.workers import WorkerPool
+from xcindex.indexstore.database import Database
+
+REFRESH_DATABASE_STEPS = (
+    "known_units",
+    "known_failures",
+    "known_records",
+    "drop_units",
+    "add_records",
+    "replace_units",
+    "recompute_live_units",
+    "collect_garbage",
+)
 
 
 async def profiled(name: str, out: Path, work: Callable[[], Awaitable[object]]) -> None:
@@ -73,6 +92,71 @@ async def main_async(scale: str, out: Path, iterations: int) -> None:
                     await engine.blast_radius(hub, project_path=str(root))
 
             await profiled(f"{scale}-warm-blast-radius-hub", out, blast)
+
+            edit = manifest["edit"]
+            path = root / edit["path"]
+            original = path.read_bytes()
+            try:
+                path.write_bytes(original + edit["append"].encode())
+                await anyio.to_thread.run_sync(swift_build, root)
+
+                with timed_steps() as steps, Stopwatch() as whole:
+                    await engine.find_references(usr=subject.usr, project_path=str(root))
+                lines = [f"{whole.seconds * 1000:9.1f} ms  the first find_references after the rebuild"]
+                lines += [
+                    f"{seconds * 1000:9.1f} ms  {name} (x{calls})" for name, (seconds, calls) in steps.items()
+                ]
+                text = "\n".join(lines) + "\n"
+                (out / f"{scale}-refresh-after-edit.txt").write_text(text, encoding="utf-8")
+                print(f"\n===== {scale}-refresh-after-edit (time inside each step) =====\n{text}")
+            finally:
+                path.write_bytes(original)
+                await anyio.to_thread.run_sync(swift_build, root)
+
+
+@contextlib.contextmanager
+def timed_steps() -> Iterator[dict[str, tuple[float, int]]]:
+    """Time the refresh's steps, which run in worker threads and processes where a
+    sampling profile of the event loop cannot see them: wrap them and add up."""
+    steps: dict[str, tuple[float, int]] = {}
+    targets: list[tuple[Any, str]] = [(Database, name) for name in REFRESH_DATABASE_STEPS]
+    targets.append((WorkerPool, "run"))
+    originals = {(owner, name): getattr(owner, name) for owner, name in targets}
+
+    def wrap(owner: Any, name: str, original: Any) -> Any:
+        label = f"{owner.__name__}.{name}"
+
+        def record(started: float) -> None:
+            seconds, calls = steps.get(label, (0.0, 0))
+            steps[label] = (seconds + time.perf_counter() - started, calls + 1)
+
+        if inspect.iscoroutinefunction(original):
+
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    record(started)
+
+            return timed_async
+
+        def timed_sync(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                record(started)
+
+        return timed_sync
+
+    for (owner, name), original in originals.items():
+        setattr(owner, name, wrap(owner, name, original))
+    try:
+        yield steps
+    finally:
+        for (owner, name), original in originals.items():
+            setattr(owner, name, original)
 
 
 def import_profile(out: Path) -> None:
