@@ -26,6 +26,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # Every test session gets its own database cache: nothing leaks between runs.
     if "XCINDEX_CACHE_DIR" not in os.environ:
         os.environ["XCINDEX_CACHE_DIR"] = tempfile.mkdtemp(prefix="xcindex-test-cache-")
+    # The session ledger is keyed by the project folder: a test session gets a project of
+    # its own, so edits recorded by a developer's own agent session (or a hook run by hand
+    # in this checkout) never make the tests' answers stale.
+    os.environ["CLAUDE_PROJECT_DIR"] = tempfile.mkdtemp(prefix="xcindex-test-project-")
     if SWIFT_BIN.is_dir() and str(SWIFT_BIN) not in os.environ.get("PATH", ""):
         os.environ["PATH"] = f"{SWIFT_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 

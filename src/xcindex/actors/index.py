@@ -121,6 +121,10 @@ class IndexActor:
             await self._refresh_if_needed(force=True)
         finally:
             self._ready.set()
+        try:
+            await self.workers.warm_up()
+        except Exception as error:  # a refresh will start its own worker, or report why not
+            log.warning("ingest_worker_warm_up_failed", error=repr(error))
 
     async def _on_progress(self, done: int, total: int, _what: str) -> None:
         self._progress = (done, total)

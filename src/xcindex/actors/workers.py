@@ -1,8 +1,9 @@
 """The pool of ingestion worker processes (libIndexStore readers).
 
 Workers are started on demand, reused across refreshes (so a one-file refresh does not pay
-for a Python start-up), killed when idle for a while, and killed for certain when the pool
-closes: no worker outlives the Engine. A worker that dies mid-request raises WorkerDied,
+for a Python start-up, about a quarter of a second, most of it cffi parsing declarations),
+killed when idle for a while except the last one, which is kept warm for the next refresh,
+and killed for certain when the pool closes: no worker outlives the Engine. A worker that dies mid-request raises WorkerDied,
 which the ingester turns into a bisection of the batch.
 """
 
@@ -27,6 +28,9 @@ log = get_logger(__name__)
 
 # The folder holding the `xcindex` package, so a worker imports the same code as its parent.
 _SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+
+
+_UNPICKLE_IN_THREAD = 64 * 1024
 
 
 class WorkerDied(XcindexError):
@@ -70,6 +74,18 @@ class WorkerPool:
         log.debug("ingest_worker_started", pid=process.pid)
         return worker
 
+    async def warm_up(self) -> None:
+        """Start one worker ahead of need, so that the first refresh after a warm open (a
+        rebuild while the server runs) does not wait for a Python start-up."""
+        if self._closed or self._all:
+            return
+        async with self._limiter:
+            if self._closed or self._all:
+                return
+            worker = await self._spawn()
+            worker.idle_since = anyio.current_time()
+            self._idle.append(worker)
+
     async def _kill(self, worker: _Worker) -> None:
         self._all.discard(worker)
         with anyio.CancelScope(shield=True):
@@ -96,7 +112,10 @@ class WorkerPool:
         now = anyio.current_time()
         while self._idle:
             worker = self._idle.pop()
-            if worker.process.returncode is None and now - worker.idle_since < self._idle_timeout_s:
+            alive = worker.process.returncode is None
+            # The last worker is never reaped for idleness: it is the warm one.
+            fresh = now - worker.idle_since < self._idle_timeout_s or len(self._all) == 1
+            if alive and fresh:
                 return worker
             await self._kill(worker)
         return await self._spawn()
@@ -118,7 +137,11 @@ class WorkerPool:
             ValueError,
         ) as error:
             raise WorkerDied(f"ingestion worker {worker.process.pid} died: {type(error).__name__}") from None
-        value = pickle.loads(payload)
+        # A batch of records is megabytes of pickle: unpickle it off the event loop.
+        if len(payload) > _UNPICKLE_IN_THREAD:
+            value = await anyio.to_thread.run_sync(pickle.loads, payload)
+        else:
+            value = pickle.loads(payload)
         if status != b"OK":
             raise XcindexError(f"ingestion worker failed: {value}")
         assert isinstance(value, list)
