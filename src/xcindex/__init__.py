@@ -12,7 +12,7 @@ content; docs/embedding.md describes each one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # not `from typing import …`: the hooks import this package on every edit
 
 __version__ = "0.1.0"
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from xcindex.actors.lsp import LspPoolConfig as LspPoolConfig
     from xcindex.engine import Engine as Engine
     from xcindex.engine import EngineConfig as EngineConfig
+    from xcindex.engine import StatusVersion as StatusVersion
     from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
     from xcindex.indexstore.database import SymbolRow as SymbolRow
     from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from xcindex.tools.references import Site as Site
     from xcindex.tools.references import SitesAnswer as SitesAnswer
     from xcindex.tools.status import StatusAnswer as StatusAnswer
+    from xcindex.tools.wait_for_fresh import FileFreshness as FileFreshness
+    from xcindex.tools.wait_for_fresh import FileState as FileState
+    from xcindex.tools.wait_for_fresh import FreshWaitAnswer as FreshWaitAnswer
     from xcindex.warnings import CodedError as CodedError
     from xcindex.warnings import Completeness as Completeness
     from xcindex.warnings import RangeReason as RangeReason
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, str]] = {
     "Engine": ("xcindex.engine", "Engine"),
     "EngineConfig": ("xcindex.engine", "EngineConfig"),
+    "StatusVersion": ("xcindex.engine", "StatusVersion"),
     "IndexState": ("xcindex.actors.index", "IndexState"),
     "LspPoolConfig": ("xcindex.actors.lsp", "LspPoolConfig"),
     "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
@@ -67,6 +72,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BlastRadiusAnswer": ("xcindex.tools.blast_radius", "BlastRadiusAnswer"),
     "TestTarget": ("xcindex.tools.blast_radius", "TestTarget"),
     "StatusAnswer": ("xcindex.tools.status", "StatusAnswer"),
+    "FreshWaitAnswer": ("xcindex.tools.wait_for_fresh", "FreshWaitAnswer"),
+    "FileFreshness": ("xcindex.tools.wait_for_fresh", "FileFreshness"),
+    "FileState": ("xcindex.tools.wait_for_fresh", "FileState"),
     "RenamePlan": ("xcindex.tools.plan_rename", "RenamePlan"),
     "RenameRange": ("xcindex.tools.plan_rename", "RenameRange"),
     "Refusal": ("xcindex.tools.plan_rename", "Refusal"),
@@ -89,7 +97,10 @@ __all__ = [
     "DefinitionAnswer",
     "Engine",
     "EngineConfig",
+    "FileFreshness",
+    "FileState",
     "FindSymbolAnswer",
+    "FreshWaitAnswer",
     "Freshness",
     "IndexState",
     "LspPoolConfig",
@@ -102,6 +113,7 @@ __all__ = [
     "Site",
     "SitesAnswer",
     "StatusAnswer",
+    "StatusVersion",
     "SymbolMatch",
     "SymbolRow",
     "TestTarget",

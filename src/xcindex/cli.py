@@ -6,14 +6,19 @@ hooks (run on every edit an agent makes) never load anyio, mcp or cffi.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from xcindex.cli_tools import TOOL_COMMANDS, add_tool_parsers
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+HOOK_EVENTS = ("session-start", "post-tool-use", "pre-tool-use")
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="xcindex", description="Compiler-accurate answers about Swift code."
     )
@@ -24,18 +29,27 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     serve.add_argument("--log-file", default=None, help="write JSON log lines here instead of stderr")
     hook = sub.add_parser("hook", help="run an agent hook (session-start, post-tool-use, pre-tool-use)")
-    hook.add_argument("event", choices=("session-start", "post-tool-use", "pre-tool-use"))
+    hook.add_argument("event", choices=HOOK_EVENTS)
     doctor = sub.add_parser("doctor", help="check this machine and a project, and fix what can be fixed")
     doctor.add_argument(
         "--project", default=None, help="the project to check (default: the working directory)"
     )
     doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
+    from xcindex.cli_tools import add_tool_parsers
+
     add_tool_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) == 2 and words[0] == "hook" and words[1] in HOOK_EVENTS:
+        # The fast path: a hook runs on every edit an agent makes, so it skips building the
+        # whole command line (and importing the tools' subcommands).
+        from xcindex.hooks import main as hook_main
+
+        return hook_main(words[1])
+    args = _parser().parse_args(words)
     if args.version:
         from xcindex import __version__
 
@@ -61,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from xcindex.doctor import main as doctor_main
 
         return doctor_main(project=args.project, install=args.install)
-    if args.command in TOOL_COMMANDS:
-        from xcindex.cli_tools import run_tool
+    from xcindex.cli_tools import TOOL_COMMANDS, run_tool
 
+    if args.command in TOOL_COMMANDS:
         return run_tool(args)
     _parser().print_help(sys.stderr)
     return 2

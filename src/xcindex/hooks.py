@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xcindex import ledger
-from xcindex.locate import LocateError, locate
 
 TOOL_INPUT_ENV = "CLAUDE_TOOL_INPUT"
 """The older protocol: the tool's input as JSON in the environment."""
@@ -264,6 +263,8 @@ def _index_report(directory: Path) -> str:
             f"[xcindex] No Swift package or Xcode project in {directory}: "
             "the xcindex tools have nothing to answer about here."
         )
+    from xcindex.locate import LocateError, locate  # session-start only: keep post-tool-use light
+
     failures: list[tuple[Project, str]] = []
     for project in projects:
         try:

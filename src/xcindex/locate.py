@@ -10,7 +10,6 @@ when that one is newer). Import-light: the hooks and the doctor use it.
 from __future__ import annotations
 
 import os
-import plistlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,6 +139,8 @@ def derived_data_base() -> Path:
 
 
 def _workspace_path(folder: Path) -> str | None:
+    import plistlib  # only Xcode projects need it; the hooks import this module
+
     try:
         with (folder / "info.plist").open("rb") as handle:
             value = plistlib.load(handle).get("WorkspacePath")
