@@ -27,7 +27,7 @@ from xcindex.indexstore.model import (
     UnitInfo,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CACHE_ENV = "XCINDEX_CACHE_DIR"
 
 _SCHEMA = """
@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS unit_units (
 CREATE INDEX IF NOT EXISTS unit_units_unit ON unit_units(unit_id);
 CREATE TABLE IF NOT EXISTS unit_files (unit_id INTEGER NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS unit_files_unit ON unit_files(unit_id);
+CREATE TABLE IF NOT EXISTS unit_missing_records (unit_id INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS unit_missing_records_unit ON unit_missing_records(unit_id);
 CREATE TABLE IF NOT EXISTS symbols (
     id INTEGER PRIMARY KEY,
     usr TEXT NOT NULL UNIQUE,
@@ -231,6 +233,10 @@ class Database:
             )
         }
 
+    def wanted_missing_records(self) -> set[str]:
+        """Records that some unit depends on but that are not in the database (unreadable)."""
+        return {str(row[0]) for row in self._conn.execute("SELECT DISTINCT record FROM unit_missing_records")}
+
     def known_records(self, names: Iterable[str]) -> set[str]:
         found: set[str] = set()
         batch: list[str] = []
@@ -302,6 +308,8 @@ class Database:
                     continue
                 cursor = self._conn.execute("INSERT INTO records(name) VALUES (?)", (record.name,))
                 record_id = int(cursor.lastrowid or 0)
+                # Read at last (a rebuild or a repaired file): no longer unreadable.
+                self._conn.execute("DELETE FROM failures WHERE name = ?", (record.name,))
                 symbol_ids = [
                     self._symbol_id(s.usr, (s.name, s.kind, s.subkind, s.language, s.properties))
                     for s in record.symbols
@@ -364,6 +372,12 @@ class Database:
                                 "INSERT OR IGNORE INTO unit_records(unit_id, record_id, file_id) VALUES (?,?,?)",
                                 (unit_id, int(row[0]), self._file_id(dep.file_path or unit.main_file)),
                             )
+                        else:
+                            # Unreadable: remembered so that it is reported while a unit wants it.
+                            self._conn.execute(
+                                "INSERT INTO unit_missing_records(unit_id, record) VALUES (?,?)",
+                                (unit_id, dep.name),
+                            )
                     elif dep.kind == DependencyKind.UNIT:
                         self._conn.execute(
                             "INSERT INTO unit_units(unit_id, dependency, module, is_system) VALUES (?,?,?,?)",
@@ -387,7 +401,7 @@ class Database:
         if row is None:
             return
         unit_id = int(row[0])
-        for table in ("unit_records", "unit_units", "unit_files"):
+        for table in ("unit_records", "unit_units", "unit_files", "unit_missing_records"):
             self._conn.execute(f"DELETE FROM {table} WHERE unit_id = ?", (unit_id,))
         self._conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
 

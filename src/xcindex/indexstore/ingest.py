@@ -109,11 +109,6 @@ async def refresh(
         if known.get(name) != mtime and not (name in known_failures and known_failures[name][1] == mtime)
     ]
     removed = [name for name in known if name not in on_disk]
-    report.failures.extend(
-        (kind, name, message)
-        for name, (kind, _, message) in known_failures.items()
-        if name in on_disk or kind == "record"
-    )
 
     if removed:
         await anyio.to_thread.run_sync(db.drop_units, removed)
@@ -176,9 +171,17 @@ async def refresh(
     if failure_rows:
         await anyio.to_thread.run_sync(db.record_failures, failure_rows)
         counters.failures = len(failure_rows)
-        report.failures.extend((kind, name, message) for name, kind, _, message in failure_rows)
         for kind, name, message in ((r[1], r[0], r[3]) for r in failure_rows):
             log.warning("index_file_unreadable", kind=kind, name=name, message=message, store=store)
+    # What is unreadable now: units still on disk, and records a unit still depends on (a
+    # rebuild that no longer needs a corrupt record, or reads it at last, clears it).
+    still_failing = await anyio.to_thread.run_sync(db.known_failures)
+    wanted_records = await anyio.to_thread.run_sync(db.wanted_missing_records)
+    report.failures.extend(
+        (kind, name, message)
+        for name, (kind, _, message) in sorted(still_failing.items())
+        if (kind == "unit" and name in on_disk) or (kind == "record" and name in wanted_records)
+    )
 
     report.changed = bool(units or removed)
     if report.changed or not known:
