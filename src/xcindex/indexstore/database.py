@@ -29,6 +29,9 @@ from xcindex.indexstore.model import (
 
 SCHEMA_VERSION = 2
 CACHE_ENV = "XCINDEX_CACHE_DIR"
+LIVE_UNITS_PENDING = "live_units_pending"
+"""Meta key set in the transaction that changes units, cleared in the one that recomputes
+which are live: a process killed in between leaves it set, and the next refresh finishes."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -233,6 +236,12 @@ class Database:
             )
         }
 
+    def live_units_pending(self) -> bool:
+        return self.get_meta(LIVE_UNITS_PENDING) is not None
+
+    def _mark_live_units_pending(self) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (LIVE_UNITS_PENDING,))
+
     def wanted_missing_records(self) -> set[str]:
         """Records that some unit depends on but that are not in the database (unreadable)."""
         return {str(row[0]) for row in self._conn.execute("SELECT DISTINCT record FROM unit_missing_records")}
@@ -389,6 +398,7 @@ class Database:
                             (unit_id, self._file_id(dep.file_path)),
                         )
                 self._conn.execute("DELETE FROM failures WHERE name = ?", (unit.name,))
+            self._mark_live_units_pending()
             self._conn.execute("COMMIT")
         except BaseException:
             self._conn.execute("ROLLBACK")
@@ -410,6 +420,7 @@ class Database:
         try:
             for name in names:
                 self._delete_unit(name)
+            self._mark_live_units_pending()
             self._conn.execute("COMMIT")
         except BaseException:
             self._conn.execute("ROLLBACK")
@@ -448,6 +459,7 @@ class Database:
         self._conn.execute("BEGIN")
         self._conn.execute("UPDATE units SET live = 0")
         self._conn.executemany("UPDATE units SET live = 1 WHERE id = ?", [(u,) for u in live])
+        self._conn.execute("DELETE FROM meta WHERE key = ?", (LIVE_UNITS_PENDING,))
         self._conn.execute("COMMIT")
 
     def collect_garbage(self) -> int:

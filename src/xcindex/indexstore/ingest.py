@@ -184,7 +184,8 @@ async def refresh(
     )
 
     report.changed = bool(units or removed)
-    if report.changed or not known:
+    # A previous process may have been killed after changing units but before this step.
+    if report.changed or not known or await anyio.to_thread.run_sync(db.live_units_pending):
         await anyio.to_thread.run_sync(db.recompute_live_units)
         await anyio.to_thread.run_sync(db.collect_garbage)
     db.last_counters = counters
