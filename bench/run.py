@@ -234,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     path = RESULTS / f"{stamp}-{'-'.join(args.scale_list)}.json"
-    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     table = render_markdown(results)
     print(table)
     log(f"results: {path.relative_to(REPO)}")
