@@ -6,7 +6,7 @@ order: the raw walk, cold ingestion, start-up over stdio (no cache, with a cache
 sourcekit-lsp (from a cold scratch folder, then a warm restart), warm latency in-process
 and over stdio (plan_rename with and without reconciliation), the footprint, the refresh
 after a one-file change, grep and the post-tool-use hook. Writes the JSON under
-`bench/results/`, prints the table and regenerates `docs/benchmark.md`.
+`bench/results/`, prints the table and regenerates `docs/benchmarks.md`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from xcindex.indexstore.library import find_library
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
-DOCS = REPO / "docs" / "benchmark.md"
+DOCS = REPO / "docs" / "benchmarks.md"
 
 T = TypeVar("T")
 
@@ -197,13 +197,13 @@ def _middle(runs: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default="S,M", help="comma-separated: S, M, L (default S,M)")
+    parser.add_argument("--scales", default="S", help="comma-separated: S, M, L (default S, a few minutes)")
     parser.add_argument("--iterations", type=int, default=20, help="warm samples per call (default 20)")
     parser.add_argument("--repeats", type=int, default=3, help="cold and start-up runs (median; default 3)")
     parser.add_argument(
         "--skip-lsp", action="store_true", help="leave sourcekit-lsp out (and reconciled renames)"
     )
-    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmark.md")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     args = parser.parse_args(argv)
     args.scale_list = [scale.strip().upper() for scale in args.scales.split(",") if scale.strip()]
     unknown = [scale for scale in args.scale_list if scale not in SCALES]
