@@ -25,8 +25,11 @@ from xcindex.indexstore.model import (
     RecordData,
     Role,
     UnitInfo,
+    is_generated_name,
 )
 
+PARAMETER_KIND = 25
+"""libIndexStore's symbol kind for a function parameter."""
 SCHEMA_VERSION = 2
 CACHE_ENV = "XCINDEX_CACHE_DIR"
 LIVE_UNITS_PENDING = "live_units_pending"
@@ -629,18 +632,57 @@ class Database:
     def test_symbols_in_files(self, paths: Sequence[str]) -> list[tuple[str, SymbolRow, int]]:
         """Definitions of UNITTEST-marked symbols in the given files: (path, symbol, line)."""
         result: list[tuple[str, SymbolRow, int]] = []
-        for path in paths:
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
             for row in self._conn.execute(
-                "SELECT DISTINCT s.id, s.usr, s.name, s.kind, s.subkind, s.language, s.properties, o.line"
-                " FROM occurrences o JOIN symbols s ON s.id = o.symbol_id"
-                " JOIN unit_records ur ON ur.record_id = o.record_id"
+                "SELECT DISTINCT f.path, s.id, s.usr, s.name, s.kind, s.subkind, s.language, s.properties, o.line"
+                " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
                 " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN files f ON f.id = ur.file_id"
-                " WHERE f.path = ? AND (s.properties & ?) != 0 AND (o.roles & ?) != 0",
-                (path, int(Property.UNITTEST), int(Role.DEFINITION)),
+                " JOIN occurrences o ON o.record_id = ur.record_id"
+                " JOIN symbols s ON s.id = o.symbol_id"
+                f" WHERE f.path IN ({marks}) AND (s.properties & ?) != 0 AND (o.roles & ?) != 0",
+                (*chunk, int(Property.UNITTEST), int(Role.DEFINITION)),
             ):
-                result.append((path, SymbolRow(*row[:7]), int(row[7])))
+                result.append((str(row[0]), SymbolRow(*row[1:8]), int(row[8])))
         return result
+
+    def declared_symbol_ids(self, paths: Sequence[str]) -> list[int]:
+        """Symbols the files declare in their source: definitions and declarations that are
+        not implicit, not parameters, not locals. Filtered in SQL: on a hub file's dependents
+        this runs over every occurrence of hundreds of files."""
+        found: set[int] = set()
+        written = int(Role.DEFINITION | Role.DECLARATION)
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
+            for symbol_id, name in self._conn.execute(
+                "SELECT DISTINCT s.id, s.name"
+                " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
+                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                " JOIN occurrences o ON o.record_id = ur.record_id"
+                " JOIN symbols s ON s.id = o.symbol_id"
+                f" WHERE f.path IN ({marks}) AND (o.roles & ?) != 0 AND (o.roles & ?) = 0"
+                " AND s.kind != ? AND (s.properties & ?) = 0",
+                (*chunk, written, int(Role.IMPLICIT), PARAMETER_KIND, int(Property.LOCAL)),
+            ):
+                if not is_generated_name(str(name)):
+                    found.add(int(symbol_id))
+        return sorted(found)
+
+    def symbol_ids_with_usr_prefix(self, prefixes: Sequence[str]) -> list[int]:
+        """Symbols whose USR starts with one of the prefixes (a range scan each)."""
+        found: list[int] = []
+        for prefix in prefixes:
+            found.extend(
+                int(row[0])
+                for row in self._conn.execute(
+                    "SELECT id FROM symbols WHERE usr >= ? AND usr < ?", (prefix, prefix + "\U0010ffff")
+                )
+            )
+        return found
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def failure_rows(

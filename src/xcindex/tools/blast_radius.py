@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from xcindex.indexstore.database import Database, OccurrenceRow
-from xcindex.indexstore.model import Property, Role, is_generated_name
+from xcindex.indexstore.model import Role
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
 from xcindex.warnings import Completeness, XcindexError
@@ -27,7 +27,9 @@ DEPENDENCY_RELATIONS = Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDED
 MAX_DEPTH = 16
 COMMAND_PATTERN_LIMIT = 2000
 """Beyond this many characters of test names, `swift test --filter` selects test modules."""
-_SWIFT_TESTING_MACRO = re.compile(r"^s:7Testing(4Test|5Suite)")
+_SWIFT_TESTING_MACROS = ("s:7Testing4Test", "s:7Testing5Suite")
+_IMPLICIT = int(Role.IMPLICIT)
+_CONTAINED_BY = int(Role.REL_CONTAINEDBY)
 
 
 @dataclass(frozen=True)
@@ -128,72 +130,69 @@ class BlastRadiusView:
     tests: tuple[TestTarget, ...]
 
 
-def declared_symbols(db: Database, path: str) -> list[int]:
-    """Symbols the file declares (not parameters, not macro-generated helpers)."""
-    occurrences = [
-        occ
-        for occ in db.occurrences_in_file(path)
-        if occ.roles & (Role.DEFINITION | Role.DECLARATION) and not occ.roles & Role.IMPLICIT
-    ]
-    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
-    return sorted(
-        sid
-        for sid, symbol in symbols.items()
-        if symbol.kind != PARAMETER_KIND
-        and not symbol.properties & Property.LOCAL
-        and not is_generated_name(symbol.name)
-    )
+def declared_symbols(db: Database, paths: set[str]) -> list[int]:
+    """Symbols the files declare (not parameters, not macro-generated helpers)."""
+    return db.declared_symbol_ids(sorted(paths))
 
 
 def dependents_of(db: Database, paths: set[str]) -> set[str]:
-    symbol_ids: list[int] = []
-    for path in sorted(paths):
-        symbol_ids.extend(declared_symbols(db, path))
+    symbol_ids = declared_symbols(db, paths)
     found = set(db.files_referencing(symbol_ids)) | db.files_relating_to(
         symbol_ids, int(DEPENDENCY_RELATIONS)
     )
     return found - paths
 
 
-def _tests_in_file(db: Database, path: str, module: str) -> list[TestTarget]:
-    tests: list[TestTarget] = []
-    for _, symbol, _line in db.test_symbols_in_files([path]):
+def tests_in_files(db: Database, paths: set[str], modules: dict[str, str]) -> dict[str, list[TestTarget]]:
+    """The tests declared in each file: XCTestCase subclasses (UNITTEST classes) and Swift
+    Testing `@Test` functions and `@Suite` types, found through the macros' own symbols
+    rather than by loading every occurrence of every file."""
+    tests: dict[str, list[TestTarget]] = {}
+    for path, symbol, _line in db.test_symbols_in_files(sorted(paths)):
         if symbol.kind == CLASS_KIND:
-            tests.append(TestTarget(path, module, symbol.name, "xctest"))
-    suites: set[str] = set()
-    for occ, macro_usr, container in _swift_testing_attributes(db, path):
-        del occ, macro_usr
-        if container is not None:
-            parent = _parent_type_name(db, container)
-            if parent is not None:
-                suites.add(parent)
-            else:
-                tests.append(TestTarget(path, module, container.name.split("(")[0], "swift-testing"))
-    tests.extend(TestTarget(path, module, suite, "swift-testing") for suite in sorted(suites))
-    unique: dict[tuple[str, str], TestTarget] = {}
-    for test in tests:
-        unique.setdefault((test.path, test.filter), test)
-    return list(unique.values())
+            tests.setdefault(path, []).append(TestTarget(path, modules.get(path, ""), symbol.name, "xctest"))
+    suites: dict[str, set[str]] = {}
+    for occ, container in _swift_testing_attributes(db, paths):
+        if container is None:
+            continue
+        parent = _parent_type_name(db, container)
+        if parent is not None:
+            suites.setdefault(occ.path, set()).add(parent)
+        else:
+            name = container.name.split("(")[0]
+            tests.setdefault(occ.path, []).append(
+                TestTarget(occ.path, modules.get(occ.path, ""), name, "swift-testing")
+            )
+    for path, names in suites.items():
+        tests.setdefault(path, []).extend(
+            TestTarget(path, modules.get(path, ""), suite, "swift-testing") for suite in sorted(names)
+        )
+    unique: dict[str, list[TestTarget]] = {}
+    for path, found in tests.items():
+        seen: dict[str, TestTarget] = {}
+        for test in found:
+            seen.setdefault(test.filter, test)
+        unique[path] = list(seen.values())
+    return unique
 
 
-def _swift_testing_attributes(db: Database, path: str) -> list[tuple[OccurrenceRow, str, Any]]:
-    """`@Test` / `@Suite` attributes in a file, with the declaration each one marks."""
-    found: list[tuple[OccurrenceRow, str, Any]] = []
-    occurrences = db.occurrences_in_file(path)
-    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
+def _swift_testing_attributes(db: Database, paths: set[str]) -> list[tuple[OccurrenceRow, Any]]:
+    """`@Test` / `@Suite` attributes written in the files, with the declaration each marks."""
     attributes = [
         occ
-        for occ in occurrences
-        if not occ.roles & Role.IMPLICIT and _SWIFT_TESTING_MACRO.match(symbols[occ.symbol_id].usr)
+        for macro in db.symbol_ids_with_usr_prefix(_SWIFT_TESTING_MACROS)
+        for occ in db.occurrences_of(macro)
+        if occ.path in paths and not occ.roles & _IMPLICIT
     ]
     relations = db.relations_of([occ.id for occ in attributes])
     containers = db.symbols_by_ids(sid for rels in relations.values() for _, sid in rels)
+    found: list[tuple[OccurrenceRow, Any]] = []
     for occ in attributes:
         container = next(
-            (containers[sid] for roles, sid in relations.get(occ.id, []) if roles & Role.REL_CONTAINEDBY),
+            (containers[sid] for roles, sid in relations.get(occ.id, []) if roles & _CONTAINED_BY),
             None,
         )
-        found.append((occ, symbols[occ.symbol_id].usr, container))
+        found.append((occ, container))
     return found
 
 
@@ -238,9 +237,10 @@ def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) ->
 
     tests: list[TestTarget] = []
     covering: list[str] = []
+    modules = {path: known[path][1] for path in affected if path in known}
+    found_tests = tests_in_files(db, affected, modules)
     for path in sorted(affected):
-        module = known.get(path, (0, "", False))[1]
-        found = _tests_in_file(db, path, module)
+        found = found_tests.get(path, [])
         if found or known.get(path, (0, "", False))[2]:
             covering.append(path)
             tests.extend(found)
