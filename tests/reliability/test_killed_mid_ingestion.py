@@ -26,6 +26,7 @@ from tests.conftest import CANARY, load_expected
 from tests.reliability.harness import (
     RawServer,
     database_integrity,
+    names,
     new_tag,
     result_text,
     server_env,
@@ -204,15 +205,26 @@ async def test_an_incremental_refresh_killed_before_each_commit_recovers(
     await hand_checked_answers_hold(cache, tmp_path, store)
 
 
-async def test_workers_do_not_outlive_a_sigkilled_server_at_rest(canary_store: Path, tmp_path: Path) -> None:
+async def test_no_child_outlives_a_sigkilled_server(
+    canary_store: Path, warm_cache: Path, tmp_path: Path
+) -> None:
+    """SIGKILL leaves no chance to clean up: the children must notice on their own (their
+    stdin closes) and go, sourcekit-lsp with the helpers it started."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (warm_cache / "sourcekit-lsp").mkdir(exist_ok=True)
+    (cache / "sourcekit-lsp").symlink_to(warm_cache / "sourcekit-lsp")
     tag = new_tag()
-    async with RawServer(env_for(tmp_path / "cache", tag, tmp_path)) as server:
+    async with RawServer(env_for(cache, tag, tmp_path)) as server:
         await server.initialize()
-        await server.call_tool(
-            "find_symbol", {"symbolName": "UserService", "indexStorePath": str(canary_store)}
+        found = await server.call_tool(
+            "find_symbol", {"symbolName": "UserService", "projectPath": str(CANARY)}
         )
-        assert len(tagged_processes(tag)) >= 2, "the server and at least one idle ingestion worker"
+        usr = found["structuredContent"]["results"][0]["usr"]
+        await server.call_tool("plan_rename", {"usr": usr, "newName": "Renamed", "projectPath": str(CANARY)})
+        assert {"python", "sourcekit-lsp"} <= {p.comm for p in tagged_processes(tag)}
         server.signal(signal.SIGKILL)
         assert server.process is not None
         await server.process.wait()
-    assert await wait_for_no_tagged_processes(tag, within=20) == []
+    survivors = await wait_for_no_tagged_processes(tag, within=20)
+    assert survivors == [], names(survivors)
