@@ -25,7 +25,7 @@ from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressLi
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.lsp import LspPool, LspPoolConfig
 from xcindex.actors.workers import WorkerPool
-from xcindex.indexstore.database import cache_dir
+from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location, locate
@@ -62,6 +62,14 @@ from xcindex.tools.status import (
     stale_files_now,
     status_answer,
     unreadable_warnings,
+)
+from xcindex.tools.wait_for_fresh import (
+    DEFAULT_TIMEOUT_S,
+    MAX_FILES,
+    MAX_TIMEOUT_S,
+    FileFreshness,
+    FreshWaitAnswer,
+    files_freshness,
 )
 from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 
@@ -104,6 +112,35 @@ class EngineConfig:
     folder, so sourcekit-lsp never builds into the user's project)."""
     reconcile: bool = True
     """plan_rename asks sourcekit-lsp to confirm the index's ranges (green-verified)."""
+    watch_poll_s: float = 0.5
+    """How often `wait_for_fresh` and `wait_status_change` look at the store and the ledger."""
+    watch_settle_s: float = 3.0
+    """A change of the store counts once it has been quiet this long: a build writes units
+    for seconds, and one rebuild should be one status change, not one per unit."""
+
+
+@dataclass(frozen=True)
+class StatusVersion:
+    """What a store's status depends on that changes under it: the units folder (the
+    compiler renames every unit it writes into it) and the session-edited files."""
+
+    units_mtime_ns: int
+    edited: frozenset[str]
+
+
+def _units_mtime_ns(store_path: Path) -> int:
+    try:
+        return (store_path / "v5" / "units").stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
+    return files_freshness(db, paths, edited)
+
+
+def _nothing(db: object) -> None:
+    """A query that only makes the index actor take in what the store has."""
 
 
 class Engine:
@@ -406,3 +443,84 @@ class Engine:
                 )
             )
         return with_warnings(reconcile(plan, found), warnings)
+
+    # --- pushed freshness ------------------------------------------------------------
+
+    async def wait_for_fresh(
+        self,
+        file_paths: list[str],
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
+    ) -> FreshWaitAnswer:
+        """Wait until the index covers the current content of `file_paths` (absolute), or
+        `timeout_s` passes. New units are taken in as the compiler writes them, so this
+        returns as soon as the last named file's unit lands, not when the build ends."""
+        if not 1 <= len(file_paths) <= MAX_FILES:
+            raise XcindexError(f"'files' must name 1 to {MAX_FILES} files; got {len(file_paths)}.")
+        relative = [path for path in file_paths if not os.path.isabs(path)]
+        if relative:
+            raise XcindexError(f"'files' must be absolute paths; got '{relative[0]}'.")
+        if not 0 <= timeout_s <= MAX_TIMEOUT_S:
+            raise XcindexError(
+                f"'timeoutSeconds' must be between 0 and {MAX_TIMEOUT_S:g}; got {timeout_s:g}."
+            )
+        location = await self.locate(project_path, index_store_path)
+        started = anyio.current_time()
+        deadline = started + timeout_s
+        while True:
+            edited = await self.edited_files()
+            files = None
+            # A first ingestion of a large store can outlast the caller's timeout.
+            with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0) + self.config.watch_poll_s):
+                files = await self._query(location, partial(_freshness_of, paths=file_paths, edited=edited))
+            now = anyio.current_time()
+            if files is None:
+                state = await (await self._index_for(location)).state()
+                done, total = state.progress
+                raise XcindexError(
+                    f"The first ingestion of this index is still running ({done}/{total} records read); "
+                    "ask again in a moment."
+                )
+            settled = all(f.settled for f in files)
+            if settled or now >= deadline:
+                return FreshWaitAnswer(tuple(files), waited_s=now - started, timed_out=not settled)
+            await anyio.sleep(min(self.config.watch_poll_s, deadline - now))
+
+    async def status_version(
+        self, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> StatusVersion:
+        location = await self.locate(project_path, index_store_path)
+        units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+        return StatusVersion(units, await self.edited_files())
+
+    async def wait_status_change(
+        self,
+        since: StatusVersion,
+        *,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
+    ) -> StatusVersion:
+        """Return the new version once the status differs from `since`: at once when the
+        session-edited files change; when the store changes, once it has been quiet for
+        `watch_settle_s` and the index has taken the new units in (so a status read right
+        after reflects the rebuild)."""
+        location = await self.locate(project_path, index_store_path)
+        poll = self.config.watch_poll_s
+        while True:
+            units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+            edited = await self.edited_files()
+            if edited != since.edited:
+                return StatusVersion(since.units_mtime_ns, edited)
+            if units != since.units_mtime_ns:
+                quiet_since = anyio.current_time()
+                while anyio.current_time() - quiet_since < self.config.watch_settle_s:
+                    await anyio.sleep(poll)
+                    latest = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+                    if latest != units:
+                        units, quiet_since = latest, anyio.current_time()
+                await self._query(location, _nothing)
+                log.info("store_changed", store=str(location.store_path), units_mtime_ns=units)
+                return StatusVersion(units, edited)
+            await anyio.sleep(poll)

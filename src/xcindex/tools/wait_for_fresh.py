@@ -1,0 +1,125 @@
+"""wait_for_fresh: block (up to a timeout) until the index covers named files' current content.
+
+An agent that edited files and started a build asks this instead of sleeping or polling
+`status`. A file is *fresh* when a live unit compiles it and the unit was written after the
+file's last modification (the same rule that marks answers `stale`), *stale* when the file
+changed after its unit, *not_indexed* when no live unit compiles it yet (a new file before
+its first build), and *missing* when it does not exist (nothing to wait for). The Engine
+re-checks after every change of the store until every file is fresh or missing, or the
+timeout ends; a timeout is an answer (`timedOut`), not an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from xcindex.indexstore.database import Database
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
+from xcindex.tools.common import file_is_stale
+
+MAX_FILES = 200
+DEFAULT_TIMEOUT_S = 60.0
+MAX_TIMEOUT_S = 600.0
+
+
+class FileState(StrEnum):
+    FRESH = "fresh"
+    STALE = "stale"
+    NOT_INDEXED = "not_indexed"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class FileFreshness:
+    path: str
+    state: FileState
+    session_edited: bool = False
+
+    @property
+    def settled(self) -> bool:
+        """Nothing more to wait for: fresh, or a file that does not exist."""
+        return self.state in (FileState.FRESH, FileState.MISSING)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "state": str(self.state), "sessionEdited": self.session_edited}
+
+
+@dataclass(frozen=True)
+class FreshWaitAnswer:
+    files: tuple[FileFreshness, ...]
+    waited_s: float
+    timed_out: bool
+
+    @property
+    def fresh(self) -> bool:
+        return all(f.state is FileState.FRESH for f in self.files)
+
+    def named_paths(self) -> set[str]:
+        return {f.path for f in self.files}
+
+    def shown(self, budget: int | None = None) -> tuple[FileFreshness, ...]:
+        """Unsettled files first (what the agent still waits for), within a response budget."""
+        ordered = sorted(self.files, key=lambda f: (f.settled, f.path))
+        lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
+        return tuple(ordered[: fitting(ordered, lambda f: item_cost(f.to_json()), lists_budget)])
+
+    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+        shown = self.shown(budget)
+        return {
+            "fresh": self.fresh,
+            "timedOut": self.timed_out,
+            "waitedMs": round(self.waited_s * 1000),
+            "files": [f.to_json() for f in shown],
+            "fileCount": len(self.files),
+            "truncated": len(shown) < len(self.files),
+        }
+
+
+def files_freshness(
+    db: Database, paths: Sequence[str], edited: frozenset[str] = frozenset()
+) -> list[FileFreshness]:
+    """The state of each named file (absolute paths, compared with symlinks resolved)."""
+    live: dict[str, tuple[str, int]] = {}
+    for path, mtime, *_ in db.live_files():
+        live[os.path.realpath(path)] = (path, mtime)
+    found: list[FileFreshness] = []
+    for asked in paths:
+        real = os.path.realpath(asked)
+        session_edited = real in edited
+        if not os.path.exists(real):
+            found.append(FileFreshness(asked, FileState.MISSING, session_edited))
+        elif real not in live:
+            found.append(FileFreshness(asked, FileState.NOT_INDEXED, session_edited))
+        else:
+            path, mtime = live[real]
+            state = FileState.STALE if file_is_stale(path, mtime) else FileState.FRESH
+            found.append(FileFreshness(asked, state, session_edited))
+    return found
+
+
+def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) -> str:
+    waited = f"{answer.waited_s:.1f} s"
+    counts: dict[FileState, int] = {}
+    for f in answer.files:
+        counts[f.state] = counts.get(f.state, 0) + 1
+    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    if answer.fresh:
+        lines = [f"All {len(answer.files)} file(s) are fresh in the index (waited {waited})."]
+    elif answer.timed_out:
+        lines = [
+            f"Timed out after {waited}: {summary}. Is a build running? Rebuild "
+            "(swift build --build-tests, or build in Xcode) and wait again."
+        ]
+    else:
+        lines = [f"Settled after {waited}: {summary}."]
+    shown = answer.shown(budget)
+    lines.extend(
+        f"  {f.state}: {f.path}" + (" (edited this session)" if f.session_edited else "") for f in shown
+    )
+    if len(shown) < len(answer.files):
+        lines.append(f"(showing {len(shown)} of {len(answer.files)}, unsettled first; ask about fewer files)")
+    return "\n".join(lines)
