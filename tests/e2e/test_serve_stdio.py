@@ -29,6 +29,7 @@ EXPECTED_TOOLS = {
     "blast_radius",
     "status",
     "plan_rename",
+    "wait_for_fresh",
 }
 
 

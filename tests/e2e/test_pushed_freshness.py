@@ -1,0 +1,275 @@
+"""Pushed freshness through the real `xcindex serve`: the status resource tells its
+subscribers when a rebuild lands (once) or the session's edits change, and wait_for_fresh
+returns when the files an agent names are fresh, on both anyio backends.
+
+Each test edits and rebuilds a private copy of the fixture (built once for the module).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.parse
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types import ResourceUpdatedNotification, TextContent, TextResourceContents
+
+from tests.conftest import CANARY, build_package, copy_package, swift_executable
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+XCINDEX = Path(sys.executable).parent / "xcindex"
+SETTLE_S = 3.0
+"""The server's quiet period before a store change counts (EngineConfig.watch_settle_s)."""
+EDITED = "Sources/CanaryCore/Greeter.swift"
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = copy_package(CANARY, tmp_path_factory.mktemp("pushed") / "SwiftCanary")
+    build_package(copy)
+    return copy
+
+
+@pytest.fixture
+def session_tmp(tmp_path: Path) -> Path:
+    """The TMPDIR of the server and of the hooks: where the session ledger lives."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    return folder
+
+
+def server(package: Path, session_tmp: Path, backend: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(XCINDEX),
+        args=["serve", "--backend", backend],
+        env={
+            "XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"],
+            "PATH": os.environ["PATH"],
+            "CLAUDE_PROJECT_DIR": str(package),
+            "TMPDIR": f"{session_tmp}/",
+        },
+    )
+
+
+def project_uri(package: Path) -> str:
+    return "xcindex://status?projectPath=" + urllib.parse.quote(str(package), safe="/")
+
+
+class Updates:
+    """The resources/updated notifications a client received, with their arrival times."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[float, str]] = []
+        self.first = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            self.received.append((time.monotonic(), message.params.uri))
+            self.first.set()
+
+    def uris(self) -> list[str]:
+        return [uri for _, uri in self.received]
+
+
+@pytest.fixture
+async def legacy_client(
+    package: Path, session_tmp: Path, anyio_backend: str
+) -> AsyncIterator[tuple[Client, Updates]]:
+    """A client on the handshake-era protocol (what Claude Code speaks): resources/subscribe."""
+    updates = Updates()
+    async with Client(
+        server(package, session_tmp, anyio_backend),
+        mode="legacy",
+        message_handler=updates,
+        read_timeout_seconds=300,
+    ) as client:
+        yield client, updates
+
+
+async def subscribe(client: Client, uri: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)  # removed in 2026-07-28, current before
+        await client.session.subscribe_resource(uri)
+
+
+async def read_status(client: Client, uri: str) -> dict[str, Any]:
+    result = await client.read_resource(uri)
+    [content] = result.contents
+    assert isinstance(content, TextResourceContents)
+    assert content.mime_type == "application/json"
+    status: dict[str, Any] = json.loads(content.text)
+    return status
+
+
+async def edit_and_rebuild(package: Path) -> float:
+    """Change a source file and rebuild; returns when the build ended (monotonic)."""
+    with (package / EDITED).open("a", encoding="utf-8") as source:
+        source.write(f"// edited at {time.time()}\n")
+    await anyio.run_process(
+        [swift_executable(), "build", "--build-tests", "--package-path", str(package)],
+        check=True,
+    )
+    return time.monotonic()
+
+
+async def test_a_rebuild_sends_exactly_one_update_and_the_status_then_shows_it(
+    legacy_client: tuple[Client, Updates], package: Path
+) -> None:
+    client, updates = legacy_client
+    uri = project_uri(package)
+    before = await read_status(client, uri)
+    assert before["completeness"] == "complete"
+    await subscribe(client, uri)
+    await anyio.sleep(1.5)
+    assert updates.uris() == [], "nothing changed, nothing to say"
+
+    built = await edit_and_rebuild(package)
+    with anyio.move_on_after(SETTLE_S + 15):
+        await updates.first.wait()
+    await anyio.sleep(SETTLE_S + 2)  # long enough for a second update to show up, if there were one
+    assert updates.uris() == [uri]
+    assert updates.received[0][0] - built < SETTLE_S + 5
+
+    after = await read_status(client, uri)
+    assert after["completeness"] == "complete"
+    assert after["indexMtime"] >= before["indexMtime"]
+    assert after["lastRefresh"]["unitsRead"] > 0
+
+
+async def test_a_listen_stream_hears_the_rebuild_once_on_the_2026_protocol(
+    package: Path, session_tmp: Path, anyio_backend: str
+) -> None:
+    uri = project_uri(package)
+    async with Client(server(package, session_tmp, anyio_backend), read_timeout_seconds=300) as client:
+        async with client.listen(resource_subscriptions=[uri]) as subscription:
+            assert subscription.honored.resource_subscriptions == [uri]
+            events: list[Any] = []
+
+            async def collect() -> None:
+                async for event in subscription:
+                    events.append(event)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(collect)
+                await edit_and_rebuild(package)
+                await anyio.sleep(2 * SETTLE_S + 2)
+                tg.cancel_scope.cancel()
+        assert [event.uri for event in events] == [uri]
+        assert (await read_status(client, uri))["completeness"] == "complete"
+
+
+async def test_an_edit_recorded_by_the_hook_is_an_update_of_the_projects_status(
+    legacy_client: tuple[Client, Updates], package: Path, session_tmp: Path
+) -> None:
+    client, updates = legacy_client
+    await subscribe(client, "xcindex://status")
+    await anyio.sleep(1.0)
+    edited = package / "Sources/CanaryCore/Box.swift"
+    payload = json.dumps(
+        {"tool_name": "Edit", "tool_input": {"file_path": str(edited)}, "cwd": str(package)}
+    ).encode()
+    hook = await anyio.run_process(
+        [str(XCINDEX), "hook", "post-tool-use"],
+        input=payload,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(package), "TMPDIR": f"{session_tmp}/"},
+        check=True,
+    )
+    assert b"was edited" in hook.stdout
+    recorded = time.monotonic()
+    with anyio.move_on_after(10):
+        await updates.first.wait()
+    assert updates.uris() == ["xcindex://status"]
+    assert updates.received[0][0] - recorded < SETTLE_S  # at once, not after a quiet period
+    status = await read_status(client, "xcindex://status")
+    assert status["sessionEditedFiles"] == [str(edited.resolve())]
+    assert status["indexStorePath"].startswith(str(package))
+
+
+async def test_resources_name_the_status_of_the_project_and_refuse_what_is_not_one(
+    legacy_client: tuple[Client, Updates], package: Path, tmp_path: Path
+) -> None:
+    client, _ = legacy_client
+    listed = await client.list_resources()
+    assert [r.uri for r in listed.resources] == ["xcindex://status"]
+    templates = await client.list_resource_templates()
+    assert [t.uri_template for t in templates.resource_templates] == [
+        "xcindex://status{?projectPath,indexStorePath}"
+    ]
+    await client.call_tool("status", {"projectPath": str(package)})
+    listed = await client.list_resources()
+    assert [r.uri for r in listed.resources] == ["xcindex://status", project_uri(package)]
+
+    (tmp_path / "Package.swift").write_text("// swift-tools-version:5.9\n", encoding="utf-8")
+    unbuilt = "xcindex://status?projectPath=" + urllib.parse.quote(str(tmp_path))
+    for uri, message in [
+        (unbuilt, "Build it first: swift build --build-tests"),
+        ("xcindex://elsewhere", "xcindex offers xcindex://status"),
+        ("xcindex://status?project=/x", "Unknown parameter 'project'"),
+    ]:
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource(uri)
+        assert message in raised.value.error.message, uri
+
+
+async def test_wait_for_fresh_returns_when_the_rebuild_covers_the_files(
+    legacy_client: tuple[Client, Updates], package: Path
+) -> None:
+    client, _ = legacy_client
+    edited = str(package / EDITED)
+    where = {"projectPath": str(package)}
+    with (package / EDITED).open("a", encoding="utf-8") as source:
+        source.write(f"// edited at {time.time()}\n")
+
+    early = await client.call_tool("wait_for_fresh", {"files": [edited], "timeoutSeconds": 1, **where})
+    assert not early.is_error
+    assert early.structured_content["timedOut"] is True
+    assert early.structured_content["files"] == [{"path": edited, "state": "stale", "sessionEdited": False}]
+    [text] = early.content
+    assert isinstance(text, TextContent)
+    assert text.text.startswith("Timed out after 1.")
+
+    results: list[Any] = []
+
+    async def wait() -> None:
+        started = time.monotonic()
+        results.append(
+            await client.call_tool("wait_for_fresh", {"files": [edited], "timeoutSeconds": 300, **where})
+        )
+        results.append(time.monotonic() - started)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait)
+        await anyio.sleep(0.5)
+        await anyio.run_process(
+            [swift_executable(), "build", "--build-tests", "--package-path", str(package)], check=True
+        )
+    answer, waited = results
+    assert answer.structured_content["fresh"] is True
+    assert answer.structured_content["timedOut"] is False
+    assert waited < 120
+
+    missing = str(package / "Sources/CanaryCore/NotThere.swift")
+    new = package / "Sources/CanaryCore/BrandNew.swift"
+    new.write_text("public let brandNew = 1\n", encoding="utf-8")
+    mixed = await client.call_tool(
+        "wait_for_fresh", {"files": [missing, str(new)], "timeoutSeconds": 0, **where}
+    )
+    states = {f["path"]: f["state"] for f in mixed.structured_content["files"]}
+    assert states == {missing: "missing", str(new): "not_indexed"}
+    new.unlink()
+
+    relative = await client.call_tool("wait_for_fresh", {"files": ["Sources/A.swift"], **where})
+    assert relative.is_error
+    assert isinstance(relative.content[0], TextContent)
+    assert relative.content[0].text == "Error: 'files' must be absolute paths; got 'Sources/A.swift'."
