@@ -42,6 +42,7 @@ _USR = re.compile(r"^(s|c):")
 _DEFAULT_MAX_RESULTS = 100
 _MAX_RESULTS = 500
 _DEFAULT_MAX_RANGES = 500
+_STATUS_LISTED = 50
 _MAX_RANGES = 5000
 
 
@@ -556,16 +557,17 @@ async def _status(engine: Engine, args: argparse.Namespace, where: Where, output
     rows.append(("Freshness", _freshness_line(answer)))
     for label, value in rows:
         output.line(f"{output.style.name(f'{label:<12}')} {value}")
-    if answer.stale_files:
-        output.line()
-        output.line(output.style.name(f"Changed since indexed ({len(answer.stale_files)})"))
-        for path in answer.stale_files:
-            output.line(f"  {output.path(path)}")
-    if answer.session_edited_files:
-        output.line()
-        output.line(output.style.name(f"Edited this session ({len(answer.session_edited_files)})"))
-        for path in answer.session_edited_files:
-            output.line(f"  {output.path(path)}")
+    for title, paths in (
+        ("Changed since indexed", answer.stale_files),
+        ("Edited this session", answer.session_edited_files),
+    ):
+        if paths:
+            output.line()
+            output.line(output.style.name(f"{title} ({len(paths)})"))
+            for path in paths[:_STATUS_LISTED]:
+                output.line(f"  {output.path(path)}")
+            if len(paths) > _STATUS_LISTED:
+                output.line(f"  … and {len(paths) - _STATUS_LISTED} more (--json lists them all)")
     for warning in answer.warnings:
         output.note(f"warning [{warning.code}]: {warning.message}")
     return EXIT_OK
