@@ -956,17 +956,19 @@ class LspPool:
         if slot is None:
             slot = _Slot(root, self._config.backoff_initial, deque(maxlen=max(1, self._config.crash_burst)))
             self._slots[root] = slot
-            self._forget_old_slots()
+            self._forget_old_slots(keep=slot)
         self._slots.move_to_end(root)
         return slot
 
-    def _forget_old_slots(self) -> None:
+    def _forget_old_slots(self, keep: _Slot) -> None:
         limit = max(16, 4 * self._config.max_children)
         for root in list(self._slots):
             if len(self._slots) <= limit:
                 break
             slot = self._slots[root]
-            if (
+            # Never the slot being asked for: when every older one is busy, it is the only
+            # idle one left, and forgetting it would lose the caller's root.
+            if slot is not keep and (
                 slot.state in (ChildState.STOPPED, ChildState.CRASHED)
                 and slot.starting is None
                 and slot.in_flight == 0
