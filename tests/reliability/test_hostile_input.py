@@ -286,15 +286,29 @@ def check_answer(live: LiveServer, tool: str, arguments: Any, result: CallToolRe
     check_verdict(tool, structured)
 
 
+VERDICT_TOOLS = frozenset(
+    {
+        "find_symbol",
+        "find_references",
+        "find_definition",
+        "find_overrides",
+        "find_conformances",
+        "blast_radius",
+        "status",
+    }
+)
+"""The tools whose answers carry the verdict fields (plan_rename and wait_for_fresh have their own)."""
+
+
 def check_verdict(tool: str, structured: dict[str, Any]) -> None:
     codes = {str(code) for code in WarningCode}
     for warning in structured.get("warnings", []):
         assert warning["code"] in codes, f"{tool}: undocumented warning code {warning}"
         assert warning["message"]
-    if tool != "plan_rename":
+    if tool in VERDICT_TOOLS:
         assert structured["completeness"] in {str(c) for c in Completeness}
         assert structured["completeness"] != Completeness.NO_INDEX, "no_index is never returned with data"
-    else:
+    elif tool == "plan_rename":
         refusal = structured["refusal"]
         assert refusal is None or refusal["reason"] in {str(r) for r in RefusalReason}
         for rename_range in structured["ranges"]:
@@ -302,7 +316,20 @@ def check_verdict(tool: str, structured: dict[str, Any]) -> None:
             assert set(rename_range["reasons"]) <= {str(r) for r in RangeReason}
 
 
+SHORT_WAIT = 0.2
+"""Seconds: a valid timeout is honoured (wait_for_fresh on a file no unit compiles waits for
+all of it), so the drawn ones are kept short."""
+
+
+def bounded(live: LiveServer, tool: str, arguments: Any) -> Any:
+    """The arguments with a short wait when the tool waits and none was given (default 60 s)."""
+    if isinstance(arguments, dict) and "timeoutSeconds" in live.schemas.get(tool, {}).get("properties", {}):
+        return {"timeoutSeconds": SHORT_WAIT, **arguments}
+    return arguments
+
+
 def ask_and_check(live: LiveServer, tool: str, arguments: Any) -> None:
+    arguments = bounded(live, tool, arguments)
     before = live.server_pids()
     result = live.call(tool, arguments)
     log = live.new_log()
@@ -434,6 +461,8 @@ def valid_value(live: LiveServer, field_name: str, spec: dict[str, Any]) -> st.S
         return st.sampled_from(["AccountService", "renamed", "x", "_private", "Ünïcode"])
     if field_name == "symbolName":
         return st.sampled_from([entry["name"] for entry in load_expected("symbols.json")])
+    if field_name == "files":
+        return st.lists(st.sampled_from(live.sources), min_size=1, max_size=3)
     if spec.get("type") == "integer":
         return st.integers(spec.get("minimum", 0), spec.get("maximum", 1000))
     return st.text(TEXT, min_size=1, max_size=20)
@@ -457,9 +486,40 @@ WRONG_TYPES: st.SearchStrategy[Any] = st.one_of(
 )
 
 
+def timeouts(spec: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Short valid waits, and every kind of invalid one (never a long valid wait)."""
+    top = spec.get("maximum", 600)
+    return st.one_of(
+        st.floats(0, SHORT_WAIT),
+        st.sampled_from([-1, -0.001, top + 0.001, 10**30, -(10**30), "1", None, True, [1]]),
+        st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x < 0 or x > top),
+        st.integers().filter(lambda x: x < 0 or x > top),
+    )
+
+
 def field_value(live: LiveServer, field_name: str, spec: dict[str, Any]) -> st.SearchStrategy[Any]:
     types = {spec.get("type")} | {option.get("type") for option in spec.get("anyOf", [])}
-    right_type = hostile_number() if "integer" in types else hostile_text(live, field_name)
+    if field_name == "timeoutSeconds":
+        return timeouts(spec)
+    if "array" in types:
+        paths = hostile_text(live, "filePath") | st.sampled_from(live.sources)
+        return st.one_of(
+            st.lists(st.sampled_from(live.sources), min_size=1, max_size=3),
+            st.lists(paths, max_size=5),
+            st.lists(
+                st.sampled_from(live.sources),
+                min_size=spec.get("maxItems", 200) + 1,
+                max_size=spec.get("maxItems", 200) + 3,
+            ),
+            st.lists(WRONG_TYPES, min_size=1, max_size=3),
+            WRONG_TYPES,
+        )
+    if "integer" in types or "number" in types:
+        right_type: st.SearchStrategy[Any] = hostile_number() | st.floats(
+            allow_nan=False, allow_infinity=False
+        )
+    else:
+        right_type = hostile_text(live, field_name)
     return st.one_of(valid_value(live, field_name, spec), right_type, WRONG_TYPES)
 
 
