@@ -110,7 +110,10 @@ async def test_answers_during_a_rebuild_are_old_or_new_truth(canary_copy: Path, 
     }
 
     cache = tmp_path / "cache"
-    async with Client(stdio_parameters(cache, new_tag(), tmp_path), read_timeout_seconds=300) as client:
+    async with Client(
+        stdio_parameters(cache, new_tag(), tmp_path, log_file=tmp_path / "server.log"),
+        read_timeout_seconds=300,
+    ) as client:
         usrs: dict[str, str] = {}
         for key, name in (
             ("UserService", "UserService"),
