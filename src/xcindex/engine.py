@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -23,7 +23,6 @@ from anyio.abc import TaskGroup
 from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
-from xcindex.actors.lsp import LspPool, LspPoolConfig
 from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
@@ -73,7 +72,15 @@ from xcindex.tools.wait_for_fresh import (
 )
 from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 
+if TYPE_CHECKING:
+    # The LSP stack (lsprotocol's types take most of a second to import) loads on first
+    # use: a server that is never asked for a rename plan never pays for it.
+    from xcindex.actors.lsp import LspPool, LspPoolConfig
+
 log = get_logger(__name__)
+
+LOCATION_TTL_S = 2.0
+"""How long a located store is reused without looking again (it is still checked to exist)."""
 
 
 current_progress_listener: ContextVar[ProgressListener | None] = ContextVar("xcindex_progress", default=None)
@@ -153,7 +160,9 @@ class Engine:
         self._index_lock = anyio.Lock()
         self.workers = WorkerPool(self.config.ingest_workers)
         self._ledger: LedgerHandle | None = None
-        self.lsp = LspPool(self.config.lsp or LspPoolConfig(scratch_root=cache_dir() / "sourcekit-lsp"))
+        self._lsp: LspPool | None = None
+        self._lsp_lock = anyio.Lock()
+        self._locations: dict[tuple[str | None, str | None], tuple[float, Location]] = {}
 
     async def __aenter__(self) -> Engine:
         task_group = anyio.create_task_group()
@@ -163,7 +172,6 @@ class Engine:
             ledger = LedgerActor(self.config.project_dir)
             await task_group.start(ledger.run)
             self._ledger = ledger.handle()
-            await task_group.start(self.lsp.run)
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -177,7 +185,8 @@ class Engine:
         try:
             # Every sourcekit-lsp child is asked to shut down (and killed if it will not)
             # before anything else is cancelled.
-            await self.lsp.aclose()
+            if self._lsp is not None:
+                await self._lsp.aclose()
         finally:
             task_group.cancel_scope.cancel()
         # The caller's own exception must reach the caller as itself, not wrapped in an
@@ -191,7 +200,41 @@ class Engine:
     # --- plumbing ------------------------------------------------------------------------
 
     async def locate(self, project_path: str | None, index_store_path: str | None) -> Location:
-        return await anyio.to_thread.run_sync(locate, project_path, index_store_path)
+        """Where the store is. Reused for a moment (a tool call per keystroke of an agent's
+        plan should not walk the file system each time) unless the store is gone."""
+        key = (project_path, index_store_path)
+        now = anyio.current_time()
+        cached = self._locations.get(key)
+        if (
+            cached is not None
+            and now - cached[0] < LOCATION_TTL_S
+            # One stat of a local folder: microseconds, far less than the thread hop it saves.
+            and os.path.isdir(cached[1].store_path / "v5" / "units")  # noqa: ASYNC240
+        ):
+            return cached[1]
+        location = await anyio.to_thread.run_sync(locate, project_path, index_store_path)
+        if len(self._locations) > 64:
+            self._locations.clear()
+        self._locations[key] = (now, location)
+        return location
+
+    @property
+    def lsp(self) -> LspPool | None:
+        """The sourcekit-lsp pool, once plan_rename has needed it (None before)."""
+        return self._lsp
+
+    async def lsp_pool(self) -> LspPool:
+        """The sourcekit-lsp pool, started in the Engine's task group on first use."""
+        async with self._lsp_lock:
+            if self._lsp is None:
+                from xcindex.actors.lsp import LspPool, LspPoolConfig
+
+                if self._task_group is None:
+                    raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
+                pool = LspPool(self.config.lsp or LspPoolConfig(scratch_root=cache_dir() / "sourcekit-lsp"))
+                await self._task_group.start(pool.run)
+                self._lsp = pool
+            return self._lsp
 
     async def _index_for(self, location: Location) -> IndexHandle:
         async with self._index_lock:
@@ -221,7 +264,9 @@ class Engine:
         state = await (await self._index_for(location)).state()
         extra = [Warning(code, message) for code, message in location.notes] + unreadable_warnings(state)
         edited = await self.edited_files()
-        named_edited = await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited)
+        named_edited = (
+            await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
+        )
         if not extra and not named_edited:
             return answer
         freshness: Freshness = answer.freshness
@@ -356,9 +401,21 @@ class Engine:
             state,
             stale,
             session_edited_files=tuple(sorted(await self.edited_files())),
-            lsp=tuple(lsp_child_json(child) for child in self.lsp.status()),
+            lsp=self._lsp_children(),
         )
         return replace(answer, warnings=notes + answer.warnings)
+
+    def _lsp_children(self) -> tuple[dict[str, Any], ...]:
+        """Each sourcekit-lsp child as status shows it; a troubled one with its last log lines."""
+        if self._lsp is None:
+            return ()
+        children: list[dict[str, Any]] = []
+        for child in self._lsp.status():
+            entry = lsp_child_json(child)
+            if child.last_error is not None:
+                entry["recentLog"] = self._lsp.recent_log(child.root, 10)
+            children.append(entry)
+        return tuple(children)
 
     async def plan_rename(
         self,
@@ -415,10 +472,11 @@ class Engine:
                     index_store_path=location.store_path,
                 )
             )
-            await self.lsp.wait_ready(root.path)
+            pool = await self.lsp_pool()
+            await pool.wait_ready(root.path)
             locations: list[LspLocation] = []
             for _usr, path, line, column in plan.definitions:
-                locations += await self.lsp.references(
+                locations += await pool.references(
                     root.path, Path(path), line, column, include_declaration=True
                 )
         except CodedError as error:

@@ -37,7 +37,13 @@ def server_parameters(*extra_args: str, env: dict[str, str] | None = None) -> St
     return StdioServerParameters(
         command=str(XCINDEX),
         args=["serve", *extra_args],
-        env={"XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"], "PATH": os.environ["PATH"], **(env or {})},
+        env={
+            "XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"],
+            "PATH": os.environ["PATH"],
+            # The test session's own ledger (conftest), never the developer's.
+            "CLAUDE_PROJECT_DIR": os.environ["CLAUDE_PROJECT_DIR"],
+            **(env or {}),
+        },
     )
 
 

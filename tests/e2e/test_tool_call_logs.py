@@ -31,7 +31,11 @@ async def test_every_tool_call_is_one_json_event_with_what_debugging_needs(
     parameters = StdioServerParameters(
         command=str(XCINDEX),
         args=["serve", "--backend", anyio_backend, "--log-level", "info", "--log-file", str(log_file)],
-        env={"XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"], "PATH": os.environ["PATH"]},
+        env={
+            "XCINDEX_CACHE_DIR": os.environ["XCINDEX_CACHE_DIR"],
+            "PATH": os.environ["PATH"],
+            "CLAUDE_PROJECT_DIR": os.environ["CLAUDE_PROJECT_DIR"],
+        },
     )
     where = {"projectPath": str(CANARY)}
     async with Client(parameters, read_timeout_seconds=300) as client:

@@ -47,6 +47,8 @@ def server_env(cache_dir: Path, tag: str, extra: Mapping[str, str] | None = None
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/tmp"),
         TAG_VARIABLE: tag,
+        # The session ledger of the test session, not of whoever runs the tests.
+        "CLAUDE_PROJECT_DIR": os.environ["CLAUDE_PROJECT_DIR"],
     }
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

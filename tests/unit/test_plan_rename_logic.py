@@ -67,6 +67,10 @@ def test_sdk_paths_are_recognised_by_real_path(tmp_path: Path) -> None:
         [],
     )
     assert not is_sdk_path("/home/me/project/Sources/A.swift", [])
+    # A distribution's swift in /usr/bin makes `/` a toolchain root: projects are not SDK code.
+    assert not is_sdk_path("/home/me/project/Sources/A.swift", ["/"])
+    assert is_sdk_path("/usr/lib/swift/linux/Swift.swiftmodule/x.swiftinterface", ["/"])
+    assert not is_sdk_path(str(toolchain / "Sources/A.swift"), [toolchain])
 
 
 def plan_of(*ranges: RenameRange) -> RenamePlan:

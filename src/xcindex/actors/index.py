@@ -78,12 +78,13 @@ class IndexActor:
     _refresh_lock: anyio.Lock = field(default_factory=anyio.Lock)
     _failures: tuple[tuple[str, str, str], ...] = ()
     _listeners: set[ProgressListener] = field(default_factory=set)
+    _db_path: Path = field(default=Path())
 
     def handle(self) -> IndexHandle:
         return IndexHandle(self.mailbox.handle())
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        db_path = database_path_for(self.store_path)
+        db_path = self._db_path = database_path_for(self.store_path)
         self._db = await anyio.to_thread.run_sync(Database, db_path)
         log.info("index_actor_started", store=str(self.store_path), database=str(db_path))
         try:
@@ -107,7 +108,7 @@ class IndexActor:
     def _state(self) -> IndexState:
         return IndexState(
             store_path=self.store_path,
-            database_path=database_path_for(self.store_path),
+            database_path=self._db_path,
             ready=self._ready.is_set(),
             ingesting=self._ingesting,
             progress=self._progress,

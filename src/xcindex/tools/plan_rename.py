@@ -284,16 +284,23 @@ def base_name(name: str) -> str:
 _SDK_MARKERS = ("/Applications/Xcode", "/Library/Developer/CommandLineTools", ".sdk/", "/usr/lib/swift/")
 
 
+_TOOLCHAIN_SDK_DIRS = ("usr/lib", "usr/include", "usr/share", "Developer")
+
+
 def is_sdk_path(path: str, toolchain_roots: Sequence[str | os.PathLike[str]]) -> bool:
-    """Inside Xcode, an SDK or the Swift runtime, or under one of this machine's toolchains
-    (compared by real path, so a symlinked /usr/bin/swift still counts)."""
+    """Inside Xcode, an SDK or the Swift runtime, or in the library folders of one of this
+    machine's toolchains (compared by real path, so a symlinked /usr/bin/swift still counts).
+    Only a toolchain's library folders count, not its whole root: a distribution's swift in
+    /usr/bin has the root `/`, and a project is never SDK code for living under it."""
     real = os.path.realpath(path) if path else path
     if any(marker in real for marker in _SDK_MARKERS):
         return True
     for root in toolchain_roots:
         top = os.path.realpath(os.fspath(root)).rstrip("/")
-        if real == top or real.startswith(top + "/"):
-            return True
+        for sub in _TOOLCHAIN_SDK_DIRS:
+            folder = f"{top}/{sub}"
+            if real == folder or real.startswith(folder + "/"):
+                return True
     return False
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xcindex.actors.index import IndexState
-from xcindex.actors.lsp import LspChildStatus
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.tools.common import Warning, project_stale_files
 from xcindex.warnings import Completeness, WarningCode
+
+if TYPE_CHECKING:
+    from xcindex.actors.lsp import LspChildStatus
 
 MAX_LISTED = 50
 """Files listed per list of the structured answer under a response budget."""
