@@ -24,7 +24,6 @@ import select
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from xcindex import ledger
@@ -44,14 +43,47 @@ class HookInputError(ValueError):
     """The hook's input could not be understood; the message says why, briefly."""
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """What a PreToolUse/PostToolUse hook is told about the tool call."""
+class _Record:
+    """A small immutable value with equality. Not a dataclass: importing `dataclasses`
+    (and `inspect` with it) was a fifth of a hook's run, and a hook runs on every edit."""
 
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    """The fields in their constructor order."""
+
+    def __init__(self, *values: object) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Record) and type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *(repr(v) for v in self._values())))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+
+class ToolCall(_Record):
+    """What a PreToolUse/PostToolUse hook is told about the tool call. `tool_name` is None
+    when the input came without one (the older protocol)."""
+
+    __slots__ = ("cwd", "tool_input", "tool_name")
+    _fields = ("tool_name", "tool_input", "cwd")
     tool_name: str | None
-    """None when the input came without one (the older protocol)."""
     tool_input: Mapping[str, object]
     cwd: str | None
+
+    def __init__(self, tool_name: str | None, tool_input: Mapping[str, object], cwd: str | None) -> None:
+        super().__init__(tool_name, tool_input, cwd)
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,11 +179,17 @@ def _optional_text(tool_input: Mapping[str, object], key: str) -> str:
 # Projects and freshness (the doctor uses these too)
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(_Record):
+    """A project found on disk: `path` is the package folder, or the .xcodeproj/.xcworkspace;
+    `kind` is "swiftpm" or "xcode"."""
+
+    __slots__ = ("kind", "path")
+    _fields = ("path", "kind")
     path: Path
-    """The package folder, or the .xcodeproj/.xcworkspace."""
-    kind: str  # "swiftpm" | "xcode"
+    kind: str
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(path, kind)
 
     @property
     def root(self) -> Path:
