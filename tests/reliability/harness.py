@@ -187,6 +187,7 @@ class RawServer:
     env: dict[str, str]
     args: tuple[str, ...] = ()
     log_file: Path | None = None
+    cwd: Path | None = None
     process: Process | None = None
     notifications: list[dict[str, Any]] = field(default_factory=list)
     _reader: BufferedByteReceiveStream | None = None
@@ -202,6 +203,7 @@ class RawServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=self.env,
+            cwd=self.cwd,
         )
         assert isinstance(self.process.stdout, ByteReceiveStream)
         self._reader = BufferedByteReceiveStream(self.process.stdout)
