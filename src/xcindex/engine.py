@@ -67,6 +67,7 @@ from xcindex.tools.wait_for_fresh import (
     MAX_FILES,
     MAX_TIMEOUT_S,
     FileFreshness,
+    FileState,
     FreshWaitAnswer,
     files_freshness,
 )
@@ -146,6 +147,10 @@ def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> 
     return files_freshness(db, paths, edited)
 
 
+def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
+    return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
+
+
 def _nothing(db: object) -> None:
     """A query that only makes the index actor take in what the store has."""
 
@@ -196,6 +201,15 @@ class Engine:
         finally:
             await self.workers.aclose()
         return None
+
+    async def close_children(self) -> None:
+        """Stop every child process now (sourcekit-lsp, ingestion workers), shielded. For a
+        host that must leave without unwinding (the server on a signal); `__aexit__` does
+        this anyway."""
+        with anyio.CancelScope(shield=True):
+            if self._lsp is not None:
+                await self._lsp.aclose()
+            await self.workers.aclose()
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -527,20 +541,31 @@ class Engine:
         location = await self.locate(project_path, index_store_path)
         started = anyio.current_time()
         deadline = started + timeout_s
+        last: list[FileFreshness] | None = None
         while True:
             edited = await self.edited_files()
             files = None
-            # A first ingestion of a large store can outlast the caller's timeout.
+            # A first ingestion of a large store, or other queries ahead of this one, can
+            # outlast the caller's timeout.
             with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0) + self.config.watch_poll_s):
                 files = await self._query(location, partial(_freshness_of, paths=file_paths, edited=edited))
             now = anyio.current_time()
             if files is None:
                 state = await (await self._index_for(location)).state()
-                done, total = state.progress
-                raise XcindexError(
-                    f"The first ingestion of this index is still running ({done}/{total} records read); "
-                    "ask again in a moment."
+                if not state.ready:
+                    done, total = state.progress
+                    raise XcindexError(
+                        f"The first ingestion of this index is still running ({done}/{total} records read); "
+                        "ask again in a moment."
+                    )
+                # Busy, not broken: a timeout is an answer, with what was last known.
+                known: list[FileFreshness] = (
+                    last
+                    if last is not None
+                    else await anyio.to_thread.run_sync(_unknown_freshness, file_paths, edited)
                 )
+                return FreshWaitAnswer(tuple(known), waited_s=now - started, timed_out=True)
+            last = files
             settled = all(f.settled for f in files)
             if settled or now >= deadline:
                 return FreshWaitAnswer(tuple(files), waited_s=now - started, timed_out=not settled)

@@ -16,6 +16,7 @@ connections, through `subscriptions/listen` on 2026-07-28 ones.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import time
@@ -729,18 +730,28 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
     )
 
 
-async def _cancel_on_signals(scope: anyio.CancelScope) -> None:
+async def _stop_on_signals(scope: anyio.CancelScope, engine: Engine) -> None:
+    """SIGTERM/SIGINT: cancel the calls in flight, stop every child, and leave.
+
+    The MCP SDK reads stdin in a worker thread that cannot be abandoned, so unwinding would
+    wait for the client's next line or for EOF, which a client that signals may never send.
+    Once the children are gone there is nothing left to clean up: the database is SQLite
+    in WAL mode and the ledger is appended whole lines at a time.
+    """
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             log.info("server_signal", signal=signal.Signals(signum).name)
             scope.cancel()
-            return
+            await engine.close_children()
+            log.info("server_stopped", reason=signal.Signals(signum).name)
+            logging.shutdown()
+            os._exit(0)
 
 
 async def serve_stdio() -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives; the Engine's children go with us."""
     async with Engine() as engine, anyio.create_task_group() as tg:
-        tg.start_soon(_cancel_on_signals, tg.cancel_scope)
+        tg.start_soon(_stop_on_signals, tg.cancel_scope, engine)
         server = build_server(engine, StatusFeed(engine, tg))
         log.info("server_started", version=__version__)
         async with stdio_server() as (read_stream, write_stream):

@@ -32,16 +32,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 EXIT_WITHIN = 20.0
 """Seconds: the server's own stop sequence waits at most a few seconds per child."""
 
-SIGNAL_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=TimeoutError,
-    reason=(
-        "server.py serve_stdio: a signal cancels the task group, but the MCP SDK's stdio_server reads "
-        "stdin in a worker thread that cannot be abandoned, so the server waits for stdin's next line "
-        "or EOF; a client that signals without closing stdin waits for ever (reported, not fixed here)"
-    ),
-)
-WAYS_OUT = ["stdin-eof", pytest.param("sigterm", marks=SIGNAL_BUG), pytest.param("sigint", marks=SIGNAL_BUG)]
+WAYS_OUT = ["stdin-eof", "sigterm", "sigint"]
 
 
 def cold_cache_with_warm_lsp(tmp_path: Path, warm_cache: Path) -> Path:
@@ -97,7 +88,7 @@ async def test_a_server_at_rest_ends_with_all_its_children(
         assert survivors == [], f"{how} on {backend}: survived the server: {names(survivors)}"
 
 
-@pytest.mark.parametrize("how", ["stdin-eof", pytest.param("sigterm", marks=SIGNAL_BUG)])
+@pytest.mark.parametrize("how", ["stdin-eof", "sigterm"])
 async def test_a_server_in_the_middle_of_a_cold_ingestion_ends_with_all_its_children(
     bulk_store: Path, tmp_path: Path, how: str
 ) -> None:

@@ -31,6 +31,8 @@ class FileState(StrEnum):
     STALE = "stale"
     NOT_INDEXED = "not_indexed"
     MISSING = "missing"
+    UNKNOWN = "unknown"
+    """The index was too busy with other queries to check within the timeout."""
 
 
 @dataclass(frozen=True)
