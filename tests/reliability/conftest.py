@@ -66,10 +66,12 @@ def bulk_store(bulk_package: Path) -> Path:
     return store
 
 
-def swift_build(package: Path) -> subprocess.Popen[bytes]:
-    """Start `swift build --build-tests` in the background (the caller waits for it)."""
-    return subprocess.Popen(
-        [swift_executable(), "build", "--build-tests", "--package-path", str(package)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+def swift_build(package: Path, log: Path) -> subprocess.Popen[bytes]:
+    """Start `swift build --build-tests` in the background, its output to `log` (a pipe
+    nobody reads while the test is busy could fill up and stall the build)."""
+    with log.open("wb") as output:
+        return subprocess.Popen(
+            [swift_executable(), "build", "--build-tests", "--package-path", str(package)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )

@@ -188,6 +188,8 @@ class RawServer:
     args: tuple[str, ...] = ()
     log_file: Path | None = None
     cwd: Path | None = None
+    reply_within: float = 600.0
+    """Seconds any one message may take to arrive: a hung server fails the test, never hangs it."""
     process: Process | None = None
     notifications: list[dict[str, Any]] = field(default_factory=list)
     _reader: BufferedByteReceiveStream | None = None
@@ -251,7 +253,8 @@ class RawServer:
     async def receive(self) -> dict[str, Any]:
         assert self._reader is not None
         try:
-            line = await self._reader.receive_until(b"\n", MAX_LINE)
+            with anyio.fail_after(self.reply_within):
+                line = await self._reader.receive_until(b"\n", MAX_LINE)
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError) as error:
             raise ServerGone(f"the server closed its output ({type(error).__name__})") from None
         message: dict[str, Any] = json.loads(line)

@@ -27,6 +27,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
 APPENDED = "\nfunc reliabilityProbe() -> UserService? { nil }\n"
 PROBE_COLUMN = len("func reliabilityProbe() -> ") + 1
+BUILD_WITHIN = 900.0
+"""Seconds: a bound, so that a hung build fails the test instead of hanging it."""
 
 Site = tuple[str, int, int]
 
@@ -74,14 +76,19 @@ async def ask_round(client: Client, root: Path, usrs: dict[str, str]) -> dict[st
 
 
 async def rounds_while(
-    client: Client, root: Path, usrs: dict[str, str], build: subprocess.Popen[bytes]
+    client: Client, root: Path, usrs: dict[str, str], build: subprocess.Popen[bytes], log: Path
 ) -> list[dict[str, Any]]:
     """Ask round after round until the build has ended, then once more."""
     seen: list[dict[str, Any]] = []
-    while build.poll() is None:
-        seen.append(await ask_round(client, root, usrs))
-    _, errors = build.communicate()
-    assert build.returncode == 0, errors.decode()[-3000:]
+    try:
+        with anyio.fail_after(BUILD_WITHIN):
+            while build.poll() is None:
+                seen.append(await ask_round(client, root, usrs))
+    finally:
+        if build.poll() is None:  # a failed round or the bound: the build must not outlive us
+            build.kill()
+            build.wait()
+    assert build.returncode == 0, log.read_text(errors="replace")[-3000:]
     seen.append(await ask_round(client, root, usrs))
     return seen
 
@@ -128,7 +135,8 @@ async def test_answers_during_a_rebuild_are_old_or_new_truth(canary_copy: Path, 
         rounds = 0
         for change, before, after in ((original + APPENDED, old, new), (original, new, old)):
             source.write_text(change, encoding="utf-8")
-            seen = await rounds_while(client, root, usrs, swift_build(root))
+            log = tmp_path / "build.log"
+            seen = await rounds_while(client, root, usrs, swift_build(root, log), log)
             rounds += len(seen)
             for answers in seen:
                 for question, answer in answers.items():
