@@ -147,6 +147,15 @@ def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> 
     return files_freshness(db, paths, edited)
 
 
+def _edited_in_project(edited: frozenset[str], root: Path | None) -> list[str]:
+    """The session's edited files that belong to this project (all of them when its folder
+    is unknown): an edit in another checkout does not make this index stale."""
+    if root is None:
+        return sorted(edited)
+    top = os.path.realpath(root).rstrip("/") + "/"
+    return sorted(path for path in edited if os.path.realpath(path).startswith(top))
+
+
 def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
     return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
 
@@ -414,7 +423,11 @@ class Engine:
         answer = status_answer(
             state,
             stale,
-            session_edited_files=tuple(sorted(await self.edited_files())),
+            session_edited_files=tuple(
+                await anyio.to_thread.run_sync(
+                    _edited_in_project, await self.edited_files(), location.workspace_root
+                )
+            ),
             lsp=self._lsp_children(),
         )
         return replace(answer, warnings=notes + answer.warnings)

@@ -79,8 +79,27 @@ async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_range
         assert all(r["tier"] == "red-stale" and "session_edited" in r["reasons"] for r in in_edited)
         assert all(r["tier"] != "red-stale" for r in plan["ranges"] if r["path"] != str(EDITED))
 
+        status = (await client.call_tool("status", where)).structured_content
+        assert status["sessionEditedFiles"] == [str(EDITED)]
+        assert status["completeness"] == "stale"
+
         # A new session clears the ledger: the same server's next answer is complete again.
         hook("session-start", None, env)
         again = await client.call_tool("find_references", {"usr": usr, **where})
         assert again.structured_content["completeness"] == "complete"
         assert again.structured_content["sessionEditedFiles"] == []
+
+        # An edit in another project is that project's business: this index stays complete.
+        elsewhere = tmp_path / "Other" / "Sources" / "Other.swift"
+        hook(
+            "post-tool-use",
+            {
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Write",
+                "tool_input": {"file_path": str(elsewhere)},
+            },
+            env,
+        )
+        status = (await client.call_tool("status", where)).structured_content
+        assert status["sessionEditedFiles"] == []
+        assert status["completeness"] == "complete"
