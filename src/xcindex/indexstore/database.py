@@ -636,11 +636,8 @@ class Database:
             marks = ",".join("?" * len(chunk))
             for row in self._conn.execute(
                 "SELECT DISTINCT f.path, s.id, s.usr, s.name, s.kind, s.subkind, s.language, s.properties, o.line"
-                " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
-                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN occurrences o ON o.record_id = ur.record_id"
-                " JOIN symbols s ON s.id = o.symbol_id"
-                f" WHERE f.path IN ({marks}) AND (s.properties & ?) != 0 AND (o.roles & ?) != 0",
+                + _LIVE_SYMBOLS_IN_FILES
+                + f" WHERE f.path IN ({marks}) AND (s.properties & ?) != 0 AND (o.roles & ?) != 0",
                 (*chunk, int(Property.UNITTEST), int(Role.DEFINITION)),
             ):
                 result.append((str(row[0]), SymbolRow(*row[1:8]), int(row[8])))
@@ -656,11 +653,8 @@ class Database:
             marks = ",".join("?" * len(chunk))
             for symbol_id, name in self._conn.execute(
                 "SELECT DISTINCT s.id, s.name"
-                " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
-                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN occurrences o ON o.record_id = ur.record_id"
-                " JOIN symbols s ON s.id = o.symbol_id"
-                f" WHERE f.path IN ({marks}) AND (o.roles & ?) != 0 AND (o.roles & ?) = 0"
+                + _LIVE_SYMBOLS_IN_FILES
+                + f" WHERE f.path IN ({marks}) AND (o.roles & ?) != 0 AND (o.roles & ?) = 0"
                 " AND s.kind != ? AND (s.properties & ?) = 0",
                 (*chunk, written, int(Role.IMPLICIT), PARAMETER_KIND, int(Property.LOCAL)),
             ):
@@ -679,6 +673,15 @@ class Database:
                 )
             )
         return found
+
+
+_LIVE_SYMBOLS_IN_FILES = (
+    " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
+    " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+    " JOIN occurrences o ON o.record_id = ur.record_id"
+    " JOIN symbols s ON s.id = o.symbol_id"
+)
+"""Occurrences (o) and their symbols (s) in the live units' files (f): add `WHERE f.path IN …`."""
 
 
 def _chunks(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
