@@ -495,7 +495,8 @@ class Engine:
             root: WorkspaceRoot = await anyio.to_thread.run_sync(
                 partial(
                     resolve_workspace_root,
-                    project_path=Path(project_path) if project_path else None,
+                    # locate already walked up from the store: start from what it found.
+                    project_path=Path(project_path) if project_path else location.workspace_root,
                     index_store_path=location.store_path,
                 )
             )

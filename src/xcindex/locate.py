@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xcindex.warnings import WarningCode, XcindexError
+from xcindex.warnings import CodedError, WarningCode, XcindexError
 
 DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
 MISSING_LOCATION = "Either 'projectPath' or 'indexStorePath' must be provided."
@@ -184,18 +184,11 @@ def _locate_xcode(project: Path) -> Location:
 
 
 def workspace_root_for_store(store: Path) -> Path | None:
-    """Walk up at most 10 levels from a store for a Package.swift or an Xcode project."""
-    current = store.resolve()
-    for _ in range(10):
-        parent = current.parent
-        if parent == current:
-            return None
-        current = parent
-        if (current / "Package.swift").is_file():
-            return current
-        try:
-            if any(child.suffix in (".xcodeproj", ".xcworkspace") for child in current.iterdir()):
-                return current
-        except OSError:
-            continue
-    return None
+    """The nearest folder at most 10 levels above a store holding a Package.swift or an
+    Xcode project: the same walk sourcekit-lsp's workspace root comes from."""
+    from xcindex.lsp.workspace import workspace_root_for_index_store
+
+    try:
+        return workspace_root_for_index_store(store).path
+    except CodedError:
+        return None
