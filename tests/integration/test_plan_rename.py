@@ -23,6 +23,7 @@ from tests.scoring import score
 from xcindex.engine import Engine
 from xcindex.indexstore.database import Database
 from xcindex.tools.plan_rename import RenamePlan
+from xcindex.warnings import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -132,6 +133,13 @@ async def test_the_non_ascii_line_uses_utf8_byte_columns(
     assert on_emoji_line.tier == "green-verified"  # sourcekit-lsp's UTF-8 reading was matched
 
 
+async def test_max_ranges_out_of_range_is_a_clear_error(engine: Engine, canary_store: Path) -> None:
+    for bad in (0, 5001):
+        with pytest.raises(XcindexError) as raised:
+            await engine.plan_rename("s:x", "y", index_store_path=str(canary_store), max_ranges=bad)
+        assert str(raised.value) == f"'maxRanges' must be between 1 and 5000; got {bad}."
+
+
 async def test_max_ranges_caps_the_list_and_keeps_the_full_summary(
     engine: Engine, canary_store: Path, symbols: dict[str, dict[str, Any]]
 ) -> None:
@@ -214,7 +222,7 @@ async def test_a_session_edit_and_a_file_changed_since_its_unit_make_ranges_red(
 ) -> None:
     copy = copy_package(CANARY, tmp_path / "SwiftCanary")
     store = build_package(copy)
-    usr = await usr_of_copy(engine, store, copy, symbols["UserService.fetchUser(id:)"])
+    usr = await usr_of(engine, store, symbols["UserService.fetchUser(id:)"], root=copy)
 
     edited = copy / "Sources/CanaryCore/AppDelegate.swift"
     await engine.record_edit(str(edited))
@@ -225,9 +233,7 @@ async def test_a_session_edit_and_a_file_changed_since_its_unit_make_ranges_red(
     plan = await engine.plan_rename(usr, "loadUser", project_path=str(copy))
     by_file: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
     for r in plan.ranges:
-        by_file.setdefault(str(Path(r.path).relative_to(copy.resolve())), set()).add(
-            (str(r.tier), tuple(str(x) for x in r.reasons))
-        )
+        by_file.setdefault(rel(r.path, copy), set()).add((str(r.tier), tuple(str(x) for x in r.reasons)))
     assert by_file["Sources/CanaryCore/AppDelegate.swift"] == {
         ("red-stale", ("direct_reference", "session_edited"))
     }
@@ -240,14 +246,6 @@ async def test_a_session_edit_and_a_file_changed_since_its_unit_make_ranges_red(
     changed = {"Sources/CanaryCore/AppDelegate.swift", "Tests/CanaryCoreTests/UserServiceTests.swift"}
     in_changed_files = [r for r in expected if r["path"] in changed]
     assert plan.to_json()["summary"]["red_stale"] == len(in_changed_files)
-
-
-async def usr_of_copy(engine: Engine, store: Path, copy: Path, entry: dict[str, Any]) -> str:
-    answer = await engine.find_symbol(entry["name"], index_store_path=str(store))
-    for match in answer.to_json()["results"]:
-        if Path(match["definitionPath"]) == (copy / entry["definitionPath"]).resolve():
-            return str(match["usr"])
-    raise AssertionError(f"{entry['key']} not found in the copy: {answer.to_json()}")
 
 
 async def test_sourcekit_lsp_unavailable_is_a_warning_and_the_index_plan_stands(

@@ -83,9 +83,5 @@ async def test_applying_the_green_ranges_builds_passes_the_tests_and_leaves_no_o
             plan.old_name.replace(base_name(plan.old_name), new_name) if plan.old_name else new_name,
             index_store_path=str(store),
         )
-        sites = {(rel_to(copy, r["definitionPath"]), r["definitionLine"]) for r in found.to_json()["results"]}
+        sites = {(rel(r["definitionPath"], copy), r["definitionLine"]) for r in found.to_json()["results"]}
         assert (definition["definitionPath"], definition["definitionLine"]) in sites
-
-
-def rel_to(root: Path, path: str) -> str:
-    return str(Path(path).relative_to(root.resolve()))

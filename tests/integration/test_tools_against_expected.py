@@ -14,15 +14,16 @@ from xcindex.engine import Engine
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
 
-def rel(path: str) -> str:
-    return str(Path(path).relative_to(CANARY.resolve()))
+def rel(path: str, root: Path = CANARY) -> str:
+    return str(Path(path).relative_to(root.resolve()))
 
 
-async def usr_of(engine: Engine, store: Path, entry: dict[str, Any]) -> str:
-    """The USR of an expected symbol, found through find_symbol and pinned by its definition site."""
+async def usr_of(engine: Engine, store: Path, entry: dict[str, Any], root: Path = CANARY) -> str:
+    """The USR of an expected symbol, found through find_symbol and pinned by its definition
+    site (in `root`, the fixture or a copy of it)."""
     answer = await engine.find_symbol(entry["name"], index_store_path=str(store))
     for match in answer.to_json()["results"]:
-        if (rel(match["definitionPath"]), match["definitionLine"]) == (
+        if (rel(match["definitionPath"], root), match["definitionLine"]) == (
             entry["definitionPath"],
             entry["definitionLine"],
         ):
