@@ -77,3 +77,18 @@ async def test_a_server_that_dies_at_start_leaves_the_index_plan_standing(canary
     assert codes[0] == "reconciliation_unavailable"
     assert codes[1] in {"sourcekit_lsp_launch_failed", "sourcekit_lsp_process_terminated"}
     assert len(plan["ranges"]) == 6
+
+
+async def test_status_shows_a_troubled_child_with_its_last_error_and_log(canary_store: Path) -> None:
+    symbols = {entry["key"]: entry for entry in load_expected("symbols.json")}
+    async with Engine(fake("crash-on-start")) as engine:
+        before = (await engine.status(project_path=str(CANARY))).to_json()
+        assert before["sourcekitLsp"] == []  # no child until a rename plan needs one
+        usr = await usr_of(engine, canary_store, symbols["UserStatus.active"])
+        await engine.plan_rename(usr, "enabled", project_path=str(CANARY))
+        [child] = (await engine.status(project_path=str(CANARY))).to_json()["sourcekitLsp"]
+    assert child["root"] == str(CANARY.resolve())
+    assert child["lastError"] in {"sourcekit_lsp_launch_failed", "sourcekit_lsp_process_terminated"}
+    assert child["lastErrorMessage"]
+    assert isinstance(child["recentLog"], list)
+    assert child["recentLog"], "the child's lifecycle is in its log"
