@@ -17,10 +17,13 @@ passed. Every public method raises only `CodedError`, with a documented warning 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import math
 import os
+import shutil
 import signal
+import sys
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -297,9 +300,36 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
+_DIE_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)  # the parent died before the line above\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+"""Run before exec'ing sourcekit-lsp on Linux: if the server is SIGKILLed (no chance to stop
+its children), the kernel kills sourcekit-lsp too, instead of trusting it to notice that its
+stdin closed (under load it sometimes did not within 20 s)."""
+
+
+def _check_executable(program: str) -> None:
+    """Refuse what exec would refuse, here in the parent, where it is a launch failure (the
+    exec itself now happens in the child, after the wrapper above)."""
+    path = shutil.which(program) or program
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if not os.access(path, os.X_OK) or not (magic == b"\x7fELF" or magic.startswith(b"#!")):
+        raise OSError(errno.ENOEXEC, "Exec format error", path)
+
+
 async def launch_process(command: Sequence[str], cwd: Path) -> LspChild:
-    """Start `command` in `cwd`, in a new session (so its helpers can be found), with piped stdio."""
-    process = await anyio.open_process(list(command), cwd=cwd, start_new_session=True)
+    """Start `command` in `cwd`, in a new session (so its helpers can be found), with piped
+    stdio; on Linux it dies with this process (the exec keeps its pid and name)."""
+    argv = list(command)
+    if sys.platform == "linux":
+        await anyio.to_thread.run_sync(_check_executable, argv[0])
+        argv = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+    process = await anyio.open_process(argv, cwd=cwd, start_new_session=True)
     return _ProcessChild(process)
 
 
