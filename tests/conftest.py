@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,9 @@ def load_expected(name: str) -> Any:
 
 def canary_path(relative: str, root: Path = CANARY) -> str:
     return str((root / relative).resolve())
+
+
+def loose(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """An answer's JSON as a plain dict, for tests that index into it freely (the answers'
+    exact shapes are typed, and checked against their outputSchema elsewhere)."""
+    return dict(answer)

@@ -24,24 +24,35 @@ if TYPE_CHECKING:
     from xcindex.engine import StatusVersion as StatusVersion
     from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
     from xcindex.indexstore.database import SymbolRow as SymbolRow
+    from xcindex.tools.arguments import ArgumentsError as ArgumentsError
+    from xcindex.tools.arguments import LocationArgs as LocationArgs
     from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
+    from xcindex.tools.blast_radius import BlastRadiusArgs as BlastRadiusArgs
     from xcindex.tools.blast_radius import TestTarget as TestTarget
+    from xcindex.tools.common import AnswerWarning as AnswerWarning
     from xcindex.tools.common import Freshness as Freshness
-    from xcindex.tools.common import Warning as AnswerWarning
     from xcindex.tools.conformances import Conformance as Conformance
     from xcindex.tools.conformances import ConformancesAnswer as ConformancesAnswer
+    from xcindex.tools.conformances import FindConformancesArgs as FindConformancesArgs
     from xcindex.tools.find_symbol import FindSymbolAnswer as FindSymbolAnswer
+    from xcindex.tools.find_symbol import FindSymbolArgs as FindSymbolArgs
     from xcindex.tools.find_symbol import SymbolMatch as SymbolMatch
+    from xcindex.tools.plan_rename import PlanRenameArgs as PlanRenameArgs
     from xcindex.tools.plan_rename import Refusal as Refusal
     from xcindex.tools.plan_rename import RenamePlan as RenamePlan
     from xcindex.tools.plan_rename import RenameRange as RenameRange
     from xcindex.tools.references import DefinitionAnswer as DefinitionAnswer
+    from xcindex.tools.references import FindDefinitionArgs as FindDefinitionArgs
+    from xcindex.tools.references import FindOverridesArgs as FindOverridesArgs
+    from xcindex.tools.references import FindReferencesArgs as FindReferencesArgs
     from xcindex.tools.references import Site as Site
     from xcindex.tools.references import SitesAnswer as SitesAnswer
     from xcindex.tools.status import StatusAnswer as StatusAnswer
+    from xcindex.tools.status import StatusArgs as StatusArgs
     from xcindex.tools.wait_for_fresh import FileFreshness as FileFreshness
     from xcindex.tools.wait_for_fresh import FileState as FileState
     from xcindex.tools.wait_for_fresh import FreshWaitAnswer as FreshWaitAnswer
+    from xcindex.tools.wait_for_fresh import WaitForFreshArgs as WaitForFreshArgs
     from xcindex.warnings import CodedError as CodedError
     from xcindex.warnings import Completeness as Completeness
     from xcindex.warnings import RangeReason as RangeReason
@@ -61,7 +72,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
     "OccurrenceRow": ("xcindex.indexstore.database", "OccurrenceRow"),
     "Freshness": ("xcindex.tools.common", "Freshness"),
-    "AnswerWarning": ("xcindex.tools.common", "Warning"),
+    "AnswerWarning": ("xcindex.tools.common", "AnswerWarning"),
     "FindSymbolAnswer": ("xcindex.tools.find_symbol", "FindSymbolAnswer"),
     "SymbolMatch": ("xcindex.tools.find_symbol", "SymbolMatch"),
     "SitesAnswer": ("xcindex.tools.references", "SitesAnswer"),
@@ -76,6 +87,17 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "FileFreshness": ("xcindex.tools.wait_for_fresh", "FileFreshness"),
     "FileState": ("xcindex.tools.wait_for_fresh", "FileState"),
     "RenamePlan": ("xcindex.tools.plan_rename", "RenamePlan"),
+    "FindSymbolArgs": ("xcindex.tools.find_symbol", "FindSymbolArgs"),
+    "FindReferencesArgs": ("xcindex.tools.references", "FindReferencesArgs"),
+    "FindDefinitionArgs": ("xcindex.tools.references", "FindDefinitionArgs"),
+    "FindOverridesArgs": ("xcindex.tools.references", "FindOverridesArgs"),
+    "FindConformancesArgs": ("xcindex.tools.conformances", "FindConformancesArgs"),
+    "BlastRadiusArgs": ("xcindex.tools.blast_radius", "BlastRadiusArgs"),
+    "StatusArgs": ("xcindex.tools.status", "StatusArgs"),
+    "WaitForFreshArgs": ("xcindex.tools.wait_for_fresh", "WaitForFreshArgs"),
+    "PlanRenameArgs": ("xcindex.tools.plan_rename", "PlanRenameArgs"),
+    "LocationArgs": ("xcindex.tools.arguments", "LocationArgs"),
+    "ArgumentsError": ("xcindex.tools.arguments", "ArgumentsError"),
     "RenameRange": ("xcindex.tools.plan_rename", "RenameRange"),
     "Refusal": ("xcindex.tools.plan_rename", "Refusal"),
     "Tier": ("xcindex.warnings", "Tier"),
@@ -87,41 +109,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CodedError": ("xcindex.warnings", "CodedError"),
 }
 
-__all__ = [
-    "AnswerWarning",
-    "BlastRadiusAnswer",
-    "CodedError",
-    "Completeness",
-    "Conformance",
-    "ConformancesAnswer",
-    "DefinitionAnswer",
-    "Engine",
-    "EngineConfig",
-    "FileFreshness",
-    "FileState",
-    "FindSymbolAnswer",
-    "FreshWaitAnswer",
-    "Freshness",
-    "IndexState",
-    "LspPoolConfig",
-    "OccurrenceRow",
-    "RangeReason",
-    "Refusal",
-    "RefusalReason",
-    "RenamePlan",
-    "RenameRange",
-    "Site",
-    "SitesAnswer",
-    "StatusAnswer",
-    "StatusVersion",
-    "SymbolMatch",
-    "SymbolRow",
-    "TestTarget",
-    "Tier",
-    "WarningCode",
-    "XcindexError",
-    "__version__",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> object:

@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         import anyio
 
-        from xcindex.logging import configure
+        from xcindex.log_setup import configure
         from xcindex.server import serve_stdio
 
         configure(args.log_level, args.log_file)
@@ -75,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from xcindex.doctor import main as doctor_main
 
         return doctor_main(project=args.project, install=args.install)
-    from xcindex.cli_tools import TOOL_COMMANDS, run_tool
+    from xcindex.cli_tools import is_tool_command, run_tool
 
-    if args.command in TOOL_COMMANDS:
+    if is_tool_command(args.command):
         return run_tool(args)
     _parser().print_help(sys.stderr)
     return 2

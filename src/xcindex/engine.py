@@ -30,13 +30,14 @@ from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location, locate
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
-from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
-from xcindex.tools.common import Freshness, Warning
-from xcindex.tools.conformances import ConformancesAnswer, find_conformances
-from xcindex.tools.find_symbol import FindSymbolAnswer, find_symbol
+from xcindex.tools.arguments import LocationArgs
+from xcindex.tools.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
+from xcindex.tools.common import AnswerWarning, Freshness
+from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs
+from xcindex.tools.find_symbol import FindSymbolAnswer, FindSymbolArgs
 from xcindex.tools.plan_rename import (
     DEFAULT_MAX_RANGES,
-    MAX_RANGES,
+    PlanRenameArgs,
     RenamePlan,
     early_refusal,
     index_plan,
@@ -47,15 +48,16 @@ from xcindex.tools.plan_rename import (
 )
 from xcindex.tools.references import (
     DEFAULT_MAX_RESULTS,
-    MAX_RESULTS,
     DefinitionAnswer,
+    FindDefinitionArgs,
+    FindOverridesArgs,
+    FindReferencesArgs,
     SitesAnswer,
-    find_definition,
-    find_overrides,
-    find_references,
 )
+from xcindex.tools.shapes import LspChildJson
 from xcindex.tools.status import (
     StatusAnswer,
+    StatusArgs,
     iso,
     lsp_child_json,
     stale_files_now,
@@ -64,11 +66,10 @@ from xcindex.tools.status import (
 )
 from xcindex.tools.wait_for_fresh import (
     DEFAULT_TIMEOUT_S,
-    MAX_FILES,
-    MAX_TIMEOUT_S,
     FileFreshness,
     FileState,
     FreshWaitAnswer,
+    WaitForFreshArgs,
     files_freshness,
 )
 from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
@@ -265,7 +266,9 @@ class Engine:
             if handle is None:
                 if self._task_group is None:
                     raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-                actor = IndexActor(location.store_path, self.workers)
+                from xcindex.registry import INDEX_QUERIES
+
+                actor = IndexActor(location.store_path, self.workers, INDEX_QUERIES)
                 await self._task_group.start(actor.run)
                 handle = actor.handle()
                 self._index[location.store_path] = handle
@@ -279,13 +282,20 @@ class Engine:
             progress=current_progress_listener.get(),
         )
 
-    async def _answer(self, project_path: str | None, index_store_path: str | None, fn: Any) -> Any:
-        """Run a tool's logic on a fresh database, then add what the location and the
+    async def _answer(
+        self, project_path: str | None, index_store_path: str | None, args: LocationArgs
+    ) -> Any:
+        """Run a tool's named query on a fresh database, then add what the location and the
         store's own health say to its freshness (name-match fallback, unreadable units)."""
         location = await self.locate(project_path, index_store_path)
-        answer = await self._query(location, fn)
+        handle = await self._index_for(location)
+        answer = await handle.ask(
+            args.tool, args, timeout=self.config.query_timeout_s, progress=current_progress_listener.get()
+        )
         state = await (await self._index_for(location)).state()
-        extra = [Warning(code, message) for code, message in location.notes] + unreadable_warnings(state)
+        extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
+            state
+        )
         edited = await self.edited_files()
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
@@ -345,12 +355,39 @@ class Engine:
 
     # --- tools -------------------------------------------------------------------------
 
+    async def call(self, args: LocationArgs, **options: Any) -> Any:
+        """Answer one tool call, given its validated argument model (see `registry.TOOLS`).
+
+        A tool answered from the index alone is a named query to the index actor; the rest
+        (status, wait_for_fresh, plan_rename) are methods here. `options` are Engine-only
+        settings a tool takes (plan_rename's `reconcile_with_lsp`)."""
+        from xcindex.registry import INDEX_QUERIES
+
+        if args.tool in INDEX_QUERIES:
+            return await self._answer(args.project_path, args.index_store_path, args)
+        if args.tool == "status":
+            return await self._status(args)
+        if args.tool == "wait_for_fresh":
+            assert isinstance(args, WaitForFreshArgs)
+            return await self._wait_for_fresh(args)
+        if args.tool == "plan_rename":
+            assert isinstance(args, PlanRenameArgs)
+            return await self._plan_rename(args, **options)
+        raise XcindexError(f"unknown tool '{args.tool}'.")
+
+    async def settle(self, *, project_path: str | None = None, index_store_path: str | None = None) -> None:
+        """Wait until the index has taken in what the store has (a first ingestion included)."""
+        location = await self.locate(project_path, index_store_path)
+        await self._query(location, _nothing)
+
     async def find_symbol(
         self, symbol_name: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> FindSymbolAnswer:
         """Candidate symbols for a name (exact, bare base name, or `Type.member(label:)`)."""
-        answer: FindSymbolAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_symbol(db, symbol_name)
+        answer: FindSymbolAnswer = await self.call(
+            FindSymbolArgs.build(
+                symbol_name=symbol_name, project_path=project_path, index_store_path=index_store_path
+            )
         )
         return answer
 
@@ -364,46 +401,48 @@ class Engine:
         index_store_path: str | None = None,
     ) -> SitesAnswer:
         """Every source occurrence of a symbol, by USR (preferred) or by name."""
-        if (symbol_name is None) == (usr is None):
-            raise XcindexError("Give exactly one of 'symbolName' or 'usr'.")
-        if not 1 <= max_results <= MAX_RESULTS:
-            raise XcindexError(f"'maxResults' must be between 1 and {MAX_RESULTS}; got {max_results}.")
-        answer: SitesAnswer = await self._answer(
-            project_path,
-            index_store_path,
-            lambda db: find_references(db, symbol_name=symbol_name, usr=usr, max_results=max_results),
+        answer: SitesAnswer = await self.call(
+            FindReferencesArgs.build(
+                symbol_name=symbol_name,
+                usr=usr,
+                max_results=max_results,
+                project_path=project_path,
+                index_store_path=index_store_path,
+            )
         )
         return answer
 
     async def find_definition(
         self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> DefinitionAnswer:
-        answer: DefinitionAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_definition(db, usr)
+        answer: DefinitionAnswer = await self.call(
+            FindDefinitionArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path)
         )
         return answer
 
     async def find_overrides(
         self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> SitesAnswer:
-        answer: SitesAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_overrides(db, usr)
+        answer: SitesAnswer = await self.call(
+            FindOverridesArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path)
         )
         return answer
 
     async def find_conformances(
         self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> ConformancesAnswer:
-        answer: ConformancesAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_conformances(db, usr)
+        answer: ConformancesAnswer = await self.call(
+            FindConformancesArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path)
         )
         return answer
 
     async def blast_radius(
         self, file_path: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> BlastRadiusAnswer:
-        answer: BlastRadiusAnswer = await self._answer(
-            project_path, index_store_path, lambda db: blast_radius(db, file_path)
+        answer: BlastRadiusAnswer = await self.call(
+            BlastRadiusArgs.build(
+                file_path=file_path, project_path=project_path, index_store_path=index_store_path
+            )
         )
         return answer
 
@@ -411,7 +450,13 @@ class Engine:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusAnswer:
         """Answers at once, even during a first ingestion (then with its progress)."""
-        location = await self.locate(project_path, index_store_path)
+        answer: StatusAnswer = await self.call(
+            StatusArgs.build(project_path=project_path, index_store_path=index_store_path)
+        )
+        return answer
+
+    async def _status(self, args: LocationArgs) -> StatusAnswer:
+        location = await self.locate(args.project_path, args.index_store_path)
         handle = await self._index_for(location)
         stale: list[str] = []
         # A warm start refreshes in milliseconds: wait that long, but never for a cold
@@ -419,7 +464,7 @@ class Engine:
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
         state = await handle.state()
-        notes = tuple(Warning(code, message) for code, message in location.notes)
+        notes = tuple(AnswerWarning(code, message) for code, message in location.notes)
         answer = status_answer(
             state,
             stale,
@@ -432,11 +477,11 @@ class Engine:
         )
         return replace(answer, warnings=notes + answer.warnings)
 
-    def _lsp_children(self) -> tuple[dict[str, Any], ...]:
+    def _lsp_children(self) -> tuple[LspChildJson, ...]:
         """Each sourcekit-lsp child as status shows it; a troubled one with its last log lines."""
         if self._lsp is None:
             return ()
-        children: list[dict[str, Any]] = []
+        children: list[LspChildJson] = []
         for child in self._lsp.status():
             entry = lsp_child_json(child)
             if child.last_error is not None:
@@ -456,12 +501,23 @@ class Engine:
     ) -> RenamePlan:
         """A tiered rename plan for `usr`; never writes a file. Reconciled with sourcekit-lsp
         unless `reconcile_with_lsp` (default: the config's `reconcile`) is False."""
-        if not 1 <= max_ranges <= MAX_RANGES:
-            raise XcindexError(f"'maxRanges' must be between 1 and {MAX_RANGES}; got {max_ranges}.")
+        args = PlanRenameArgs.build(
+            usr=usr,
+            new_name=new_name,
+            max_ranges=max_ranges,
+            project_path=project_path,
+            index_store_path=index_store_path,
+        )
+        plan: RenamePlan = await self.call(args, reconcile_with_lsp=reconcile_with_lsp)
+        return plan
+
+    async def _plan_rename(self, args: PlanRenameArgs, reconcile_with_lsp: bool | None = None) -> RenamePlan:
+        usr, new_name, max_ranges = args.usr, args.new_name, args.max_ranges
+        project_path = args.project_path
         refusal = early_refusal(new_name)
         if refusal is not None:
             return refused(usr, new_name, refusal, max_ranges)
-        location = await self.locate(project_path, index_store_path)
+        location = await self.locate(project_path, args.index_store_path)
         edited = await self.edited_files()
         roots = await anyio.to_thread.run_sync(toolchain_roots)
         last_built = iso(await anyio.to_thread.run_sync(newest_write_ns, location.store_path))
@@ -543,16 +599,19 @@ class Engine:
         """Wait until the index covers the current content of `file_paths` (absolute), or
         `timeout_s` passes. New units are taken in as the compiler writes them, so this
         returns as soon as the last named file's unit lands, not when the build ends."""
-        if not 1 <= len(file_paths) <= MAX_FILES:
-            raise XcindexError(f"'files' must name 1 to {MAX_FILES} files; got {len(file_paths)}.")
-        relative = [path for path in file_paths if not os.path.isabs(path)]
-        if relative:
-            raise XcindexError(f"'files' must be absolute paths; got '{relative[0]}'.")
-        if not 0 <= timeout_s <= MAX_TIMEOUT_S:
-            raise XcindexError(
-                f"'timeoutSeconds' must be between 0 and {MAX_TIMEOUT_S:g}; got {timeout_s:g}."
+        answer: FreshWaitAnswer = await self.call(
+            WaitForFreshArgs.build(
+                files=file_paths,
+                timeout_seconds=timeout_s,
+                project_path=project_path,
+                index_store_path=index_store_path,
             )
-        location = await self.locate(project_path, index_store_path)
+        )
+        return answer
+
+    async def _wait_for_fresh(self, args: WaitForFreshArgs) -> FreshWaitAnswer:
+        file_paths, timeout_s = list(args.files), args.timeout_seconds
+        location = await self.locate(args.project_path, args.index_store_path)
         started = anyio.current_time()
         deadline = started + timeout_s
         last: list[FileFreshness] | None = None

@@ -13,14 +13,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xcindex.warnings import CodedError, WarningCode, XcindexError
+from xcindex.warnings import MISSING_LOCATION, ArgumentError, CodedError, WarningCode, XcindexError
 
 DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
-MISSING_LOCATION = "Either 'projectPath' or 'indexStorePath' must be provided."
 
 
 class LocateError(XcindexError):
     pass
+
+
+class LocateArgumentError(LocateError, ArgumentError):
+    """A location argument that cannot be used, naming which one."""
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,17 @@ class Location:
 
 def _absolute(raw: str, what: str) -> Path:
     if not raw or "\x00" in raw:
-        raise LocateError(f"'{what}' must be a non-empty path without NUL characters.")
+        raise LocateArgumentError(what, "'{}' must be a non-empty path without NUL characters.")
     # os.path leaves `~nosuchuser` as it is (then refused as relative); Path raises RuntimeError.
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
-        raise LocateError(f"'{what}' must be an absolute path; got '{raw}'.")
+        raise LocateArgumentError(what, "'{}' must be an absolute path; got '" + _braced(raw) + "'.")
     return Path(os.path.normpath(path))
+
+
+def _braced(text: str) -> str:
+    """`text` kept literal inside a template."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _is_store(path: Path) -> bool:
@@ -54,8 +62,8 @@ def locate(project_path: str | None, index_store_path: str | None) -> Location:
         # A path the file system refuses (a name too long, a permission denied) is the
         # caller's to fix: say which argument and why, never a crash.
         what = "indexStorePath" if index_store_path else "projectPath"
-        raise LocateError(
-            f"'{what}' cannot be used: {error.strerror or error} ('{error.filename}')."
+        raise LocateArgumentError(
+            what, "'{}' cannot be used: " + _braced(f"{error.strerror or error} ('{error.filename}').")
         ) from None
 
 
@@ -82,10 +90,11 @@ def _locate(project_path: str | None, index_store_path: str | None) -> Location:
         if (project / "Package.swift").is_file():
             return _locate_swiftpm(project)
         if not project.exists():
-            raise LocateError(f"projectPath '{project}' does not exist.")
-        raise LocateError(
-            f"projectPath '{project}' is neither an .xcodeproj/.xcworkspace nor a Swift package "
-            "(a folder with Package.swift, or the Package.swift itself)."
+            raise LocateArgumentError("projectPath", "{} '" + _braced(str(project)) + "' does not exist.")
+        raise LocateArgumentError(
+            "projectPath",
+            "{} '" + _braced(str(project)) + "' is neither an .xcodeproj/.xcworkspace nor a Swift package "
+            "(a folder with Package.swift, or the Package.swift itself).",
         )
     raise LocateError(MISSING_LOCATION)
 

@@ -24,7 +24,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -36,27 +36,18 @@ from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion, current_progress_listener
 from xcindex.hooks import find_projects
 from xcindex.ledger import project_directory
-from xcindex.tools.blast_radius import render_blast_radius
+from xcindex.registry import BY_NAME, TOOLS, ToolDecl
+from xcindex.tools.arguments import MAX_TEXT, ArgumentsError, ToolArgs
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, estimated_tokens
-from xcindex.tools.conformances import render_conformances
-from xcindex.tools.find_symbol import render_find_symbol
-from xcindex.tools.plan_rename import DEFAULT_MAX_RANGES, MAX_RANGES, render_plan
-from xcindex.tools.references import DEFAULT_MAX_RESULTS, MAX_RESULTS, render_definition, render_sites
-from xcindex.tools.status import render_status
-from xcindex.tools.wait_for_fresh import DEFAULT_TIMEOUT_S, MAX_FILES, MAX_TIMEOUT_S, render_wait_for_fresh
 from xcindex.warnings import XcindexError
 
 log = get_logger(__name__)
-
-MAX_TEXT = 4096
-Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_TEXT)]
 
 INSTRUCTIONS = (
     "xcindex answers questions about Swift code from the compiler's index store: exact, not grep. "
@@ -66,230 +57,15 @@ INSTRUCTIONS = (
     "an empty list with completeness 'stale' means rebuild (swift build --build-tests), then "
     "wait_for_fresh(files) rather than sleeping, and ask again."
 )
-
-LOCATION_HELP = (
-    "Needs projectPath (absolute: package folder, Package.swift, .xcodeproj or .xcworkspace) or "
-    "indexStorePath (the folder holding v5/)."
-)
 BUDGET = RESPONSE_BUDGET_CHARS
 """Every tool result (text and structured content together) is rendered within this."""
 
 
-class LocationArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=False)
-
-    projectPath: Text | None = None
-    indexStorePath: Text | None = None
-
-
-class FindSymbolArgs(LocationArgs):
-    symbolName: Text
-
-
-class FindReferencesArgs(LocationArgs):
-    symbolName: Text | None = None
-    usr: Text | None = None
-    maxResults: Annotated[StrictInt, Field(ge=1, le=MAX_RESULTS)] = DEFAULT_MAX_RESULTS
-
-    @model_validator(mode="after")
-    def _one_subject(self) -> FindReferencesArgs:
-        if (self.symbolName is None) == (self.usr is None):
-            raise ValueError("give exactly one of 'symbolName' or 'usr'")
-        return self
-
-
-class UsrArgs(LocationArgs):
-    usr: Text
-
-
-class BlastRadiusArgs(LocationArgs):
-    filePath: Text
-
-
-class StatusArgs(LocationArgs):
-    pass
-
-
-class WaitForFreshArgs(LocationArgs):
-    files: Annotated[list[Text], Field(min_length=1, max_length=MAX_FILES)]
-    timeoutSeconds: Annotated[float, Field(strict=True, ge=0, le=MAX_TIMEOUT_S)] = DEFAULT_TIMEOUT_S
-
-
-class PlanRenameArgs(LocationArgs):
-    usr: Text
-    newName: Annotated[StrictStr, Field(max_length=MAX_TEXT)]
-    """May be empty: that is refused as invalid_identifier, in the plan, like any bad name."""
-    maxRanges: Annotated[StrictInt, Field(ge=1, le=MAX_RANGES)] = DEFAULT_MAX_RANGES
-
-
-@dataclass(frozen=True)
-class Rendered:
-    structured: dict[str, Any]
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    arguments: type[LocationArgs]
-    call: Callable[[Engine, Any], Awaitable[Rendered]]
-
-
-async def _find_symbol(engine: Engine, args: FindSymbolArgs) -> Rendered:
-    answer = await engine.find_symbol(
-        args.symbolName, project_path=args.projectPath, index_store_path=args.indexStorePath
-    )
-    return Rendered(answer.to_json(BUDGET), render_find_symbol(answer, BUDGET))
-
-
-async def _find_references(engine: Engine, args: FindReferencesArgs) -> Rendered:
-    answer = await engine.find_references(
-        args.symbolName,
-        usr=args.usr,
-        max_results=args.maxResults,
-        project_path=args.projectPath,
-        index_store_path=args.indexStorePath,
-    )
-    return Rendered(answer.to_json(BUDGET), render_sites(answer, "reference(s)", BUDGET))
-
-
-async def _find_definition(engine: Engine, args: UsrArgs) -> Rendered:
-    answer = await engine.find_definition(
-        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
-    )
-    return Rendered(answer.to_json(BUDGET), render_definition(answer, BUDGET))
-
-
-async def _find_overrides(engine: Engine, args: UsrArgs) -> Rendered:
-    answer = await engine.find_overrides(
-        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
-    )
-    return Rendered(answer.to_json(BUDGET), render_sites(answer, "override(s)", BUDGET))
-
-
-async def _find_conformances(engine: Engine, args: UsrArgs) -> Rendered:
-    answer = await engine.find_conformances(
-        args.usr, project_path=args.projectPath, index_store_path=args.indexStorePath
-    )
-    return Rendered(answer.to_json(BUDGET), render_conformances(answer, BUDGET))
-
-
-async def _blast_radius(engine: Engine, args: BlastRadiusArgs) -> Rendered:
-    answer = await engine.blast_radius(
-        args.filePath, project_path=args.projectPath, index_store_path=args.indexStorePath
-    )
-    return Rendered(answer.to_json(BUDGET), render_blast_radius(answer, BUDGET))
-
-
-async def _status(engine: Engine, args: StatusArgs) -> Rendered:
-    answer = await engine.status(project_path=args.projectPath, index_store_path=args.indexStorePath)
-    return Rendered(answer.to_json(BUDGET), render_status(answer, BUDGET))
-
-
-async def _wait_for_fresh(engine: Engine, args: WaitForFreshArgs) -> Rendered:
-    answer = await engine.wait_for_fresh(
-        args.files,
-        timeout_s=args.timeoutSeconds,
-        project_path=args.projectPath,
-        index_store_path=args.indexStorePath,
-    )
-    return Rendered(answer.to_json(BUDGET), render_wait_for_fresh(answer, BUDGET))
-
-
-async def _plan_rename(engine: Engine, args: PlanRenameArgs) -> Rendered:
-    plan = await engine.plan_rename(
-        args.usr,
-        args.newName,
-        max_ranges=args.maxRanges,
-        project_path=args.projectPath,
-        index_store_path=args.indexStorePath,
-    )
-    return Rendered(plan.to_json(), render_plan(plan))
-
-
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "find_symbol",
-        "Start here: candidates for a name, each with its usr (the input of the other tools), kind and "
-        "definition site. Methods take labels (fetchUser(id:)); a bare name lists the labelled forms; "
-        "Type.member(label:) narrows to one type. " + LOCATION_HELP,
-        FindSymbolArgs,
-        _find_symbol,
-    ),
-    ToolSpec(
-        "find_references",
-        "Every place a symbol is written (definitions, calls, reads, writes, type uses) with roles, "
-        "grouped by file. Prefer usr (from find_symbol) over symbolName. maxResults default 100, max "
-        "500; totalCount and truncated say if there is more. " + LOCATION_HELP,
-        FindReferencesArgs,
-        _find_references,
-    ),
-    ToolSpec(
-        "find_definition",
-        "Where a usr is defined (else declared); null if the index has none. " + LOCATION_HELP,
-        UsrArgs,
-        _find_definition,
-    ),
-    ToolSpec(
-        "find_overrides",
-        "Overrides of a method in subclasses (transitively) and witnesses of a protocol requirement, "
-        "default implementations included. Use before changing a signature. " + LOCATION_HELP,
-        UsrArgs,
-        _find_overrides,
-    ),
-    ToolSpec(
-        "find_conformances",
-        "Types conforming to a protocol (usr): marker protocols, conformers relying on default "
-        "implementations, conformances in extensions (anchored there) and through refining protocols. "
-        + LOCATION_HELP,
-        UsrArgs,
-        _find_conformances,
-    ),
-    ToolSpec(
-        "blast_radius",
-        "Files depending on a source file (absolute filePath), directly and transitively, the test files "
-        "covering it and a ready `swift test --filter` command. Use before editing a shared file. "
-        + LOCATION_HELP,
-        BlastRadiusArgs,
-        _blast_radius,
-    ),
-    ToolSpec(
-        "status",
-        "Index health: store path, last write, stale files, counts, unreadable units, ingestion "
-        "progress. Call first in a session, or when answers look stale. " + LOCATION_HELP,
-        StatusArgs,
-        _status,
-    ),
-    ToolSpec(
-        "wait_for_fresh",
-        "After editing files and starting a build: waits until the index covers the named files' "
-        "current content (timeoutSeconds default 60, max 600) instead of sleeping or polling status; "
-        "says per file fresh, stale, not_indexed or missing. " + LOCATION_HELP,
-        WaitForFreshArgs,
-        _wait_for_fresh,
-    ),
-    ToolSpec(
-        "plan_rename",
-        "A rename plan for a usr (from find_symbol): every range to edit, including overrides, protocol "
-        "witnesses and default implementations, extensions, each with a tier. green-verified (index and "
-        "sourcekit-lsp agree) and green-indexstore are safe to apply; yellow-* need a look; red-stale "
-        "means rebuild first. Never edits files: apply the ranges yourself. Index columns are UTF-8 "
-        "bytes; sourcekit-lsp-only ranges are UTF-16. maxRanges default 500, max 5000. projectPath is "
-        "preferred (sourcekit-lsp needs the workspace root). " + LOCATION_HELP,
-        PlanRenameArgs,
-        _plan_rename,
-    ),
-)
-
-_BY_NAME = {tool.name: tool for tool in TOOLS}
-
-
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
+def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     """The model's JSON schema, compact (it is part of every agent's context): no titles, no
     `maxLength` guard on strings (still enforced), and an optional argument is its type (not
     `anyOf [type, null]` with `default: null`): being absent from `required` says it is optional."""
-    schema = model.model_json_schema()
+    schema = model.model_json_schema(by_alias=True)
     schema.pop("title", None)
     properties: dict[str, dict[str, Any]] = schema.get("properties", {})
     for name, prop in properties.items():
@@ -314,20 +90,20 @@ def _drop_length_guard(schema: dict[str, Any]) -> None:
             _drop_length_guard(nested)
 
 
-def describe_validation_error(tool: str, error: ValidationError) -> str:
-    problems: list[str] = []
-    for item in error.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        kind = item["type"]
-        if kind == "missing":
-            problems.append(f"'{where}' is required")
-        elif kind == "extra_forbidden":
-            problems.append(f"'{where}' is not an argument of {tool}")
-        elif kind == "value_error" and not item["loc"]:
-            problems.append(str(item["msg"]).removeprefix("Value error, "))
-        else:
-            problems.append(f"'{where}': {item['msg']}")
-    return f"Error: invalid arguments for {tool}: " + "; ".join(problems) + "."
+def tool_listing(tool: ToolDecl) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=input_schema(tool.args),
+        output_schema=tool.output_schema,
+        annotations=types.ToolAnnotations(
+            title=tool.title,
+            read_only_hint=tool.read_only,
+            idempotent_hint=tool.idempotent,
+            open_world_hint=False,
+        ),
+    )
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -389,18 +165,14 @@ async def _call_tool(
     report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
 ) -> tuple[str, str | None, types.CallToolResult]:
     """(outcome, error message, result); outcome is ok, invalid, error or crash."""
-    tool = _BY_NAME.get(name)
+    tool = BY_NAME.get(name)
     if tool is None:
-        message = f"unknown tool '{name}'. Known tools: {', '.join(_BY_NAME)}."
+        message = f"unknown tool '{name}'. Known tools: {', '.join(BY_NAME)}."
         return "invalid", message, error_result(message)
     try:
-        args = tool.arguments.model_validate(arguments or {})
-    except ValidationError as error:
-        message = describe_validation_error(name, error)
-        return "invalid", message, error_result(message)
-    if args.projectPath is None and args.indexStorePath is None:
-        message = "Either 'projectPath' or 'indexStorePath' must be provided."
-        return "invalid", message, error_result(message)
+        args = tool.args.from_mcp(arguments)
+    except ArgumentsError as error:
+        return "invalid", error.mcp_message, error_result(error.mcp_message)
     if report_progress is not None:
 
         async def listener(done: int, total: int) -> None:
@@ -408,7 +180,9 @@ async def _call_tool(
 
         current_progress_listener.set(listener)
     try:
-        rendered = await tool.call(engine, args)
+        answer = await engine.call(args)
+        structured = tool.structured(answer, BUDGET)
+        text = tool.text(answer, BUDGET)
     except XcindexError as error:
         return "error", str(error), error_result(str(error))
     except Exception as error:
@@ -423,9 +197,7 @@ async def _call_tool(
     return (
         "ok",
         None,
-        types.CallToolResult(
-            content=[types.TextContent(text=rendered.text)], structured_content=rendered.structured
-        ),
+        types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured),
     )
 
 
@@ -638,17 +410,7 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=tool.name,
-                    description=tool.description,
-                    input_schema=_schema(tool.arguments),
-                    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-                )
-                for tool in TOOLS
-            ]
-        )
+        return types.ListToolsResult(tools=[tool_listing(tool) for tool in TOOLS])
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

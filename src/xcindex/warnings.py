@@ -6,6 +6,7 @@ with one of these so that agents can branch on a stable machine-readable value.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 
@@ -78,8 +79,29 @@ class RangeReason(StrEnum):
     FILE_NEWER_THAN_UNIT = "file_newer_than_unit"
 
 
+MISSING_LOCATION = "Either 'projectPath' or 'indexStorePath' must be provided."
+"""Every tool needs one of the two; said the same way by the server, the Engine and locate."""
+
+
 class XcindexError(Exception):
     """A failure whose message is fit to show an agent verbatim (no traceback)."""
+
+    def render(self, names: Mapping[str, str]) -> str:
+        """The message with the arguments it names spelled as `names` says (the CLI says
+        `--project` where the MCP tools say projectPath); as is by default."""
+        return str(self)
+
+
+class ArgumentError(XcindexError):
+    """A failure about one argument's value, naming it in a `{}` slot of `template`."""
+
+    def __init__(self, argument: str, template: str) -> None:
+        self.argument = argument
+        self.template = template
+        super().__init__(template.format(argument))
+
+    def render(self, names: Mapping[str, str]) -> str:
+        return self.template.format(names.get(self.argument, self.argument))
 
 
 class CodedError(XcindexError):

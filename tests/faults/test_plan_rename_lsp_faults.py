@@ -35,7 +35,7 @@ async def plan_with(
     async with Engine(config) as engine:
         usr = await usr_of(engine, canary_store, symbols[key])
         plan = await engine.plan_rename(usr, "loadUser", project_path=str(CANARY))
-        return plan.to_json()
+        return dict(plan.to_json())
 
 
 async def test_an_empty_lsp_answer_downgrades_nothing_and_warns(canary_store: Path) -> None:

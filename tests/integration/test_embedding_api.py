@@ -82,6 +82,7 @@ async def test_the_loop_stays_responsive_during_a_cold_ingestion(
     assert answer.total == 12
     assert isinstance(status, StatusAnswer)
     report = status.to_json()["lastRefresh"]
+    assert report is not None
     assert report["recordsRead"] > 0, "the ingestion was not cold"
     assert len(gaps) > 10
     worst = max(gaps)

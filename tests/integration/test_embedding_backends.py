@@ -18,7 +18,7 @@ async def ask(store: Path) -> list[dict[str, Any]]:
     async with Engine() as engine:
         symbol = await engine.find_symbol("fetchUser(id:)", index_store_path=str(store))
         refs = await engine.find_references(usr=symbol.matches[0].symbol.usr, index_store_path=str(store))
-        return [symbol.to_json(), refs.to_json()]
+        return [dict(symbol.to_json()), dict(refs.to_json())]
 
 
 def test_asyncio_run_and_trio_run_give_the_same_answer(canary_store: Path) -> None:

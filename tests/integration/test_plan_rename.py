@@ -168,7 +168,7 @@ async def test_refusals_carry_reason_message_and_remediation(
         assert plan["refusal"] is not None, plan
         assert plan["refusal"]["message"]
         assert plan["refusal"]["remediation"]
-        return dict(plan["refusal"])
+        return {key: str(value) for key, value in plan["refusal"].items()}
 
     assert (await refusal("s:10CanaryCore9NoSuchTypeC"))["reason"] == "usr_not_found"
     for bad in ("", "class", "two words", "1st", "a-b", "`unclosed", "👋"):

@@ -21,13 +21,17 @@ from mcp_types import TextContent
 from tests.conftest import CANARY, REPO
 from tests.scoring import measured
 from xcindex.engine import Engine, EngineConfig
-from xcindex.server import INSTRUCTIONS, TOOLS, StatusFeed, build_server
+from xcindex.registry import TOOLS
+from xcindex.server import INSTRUCTIONS, StatusFeed, build_server
 from xcindex.tools.budget import CHARS_PER_TOKEN, RESPONSE_BUDGET_TOKENS, estimated_tokens
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
 CATALOGUE_BUDGET_TOKENS = 2_000
-"""The whole tools/list answer (names, descriptions, input schemas) an agent carries."""
+"""What the model reads of tools/list at every session start: names, descriptions, input schemas.
+(Clients give the model those three; `outputSchema`, titles and annotations are for the client.)"""
+
+MODEL_READS = ("name", "description", "inputSchema")
 
 
 async def catalogue() -> list[dict[str, Any]]:
@@ -41,7 +45,7 @@ async def catalogue() -> list[dict[str, Any]]:
 
 async def test_the_tool_catalogue_stays_small_and_the_docs_say_how_small() -> None:
     tools = await catalogue()
-    text = json.dumps(tools, ensure_ascii=False)
+    text = json.dumps([{key: tool[key] for key in MODEL_READS} for tool in tools], ensure_ascii=False)
     tokens = len(text) // CHARS_PER_TOKEN
     measured(
         "tool catalogue (tools/list, chars/4)", f"{tokens} tokens ({len(text)} chars, {len(tools)} tools)"
@@ -52,6 +56,12 @@ async def test_the_tool_catalogue_stays_small_and_the_docs_say_how_small() -> No
         # Every description says which location to give; optional arguments are plain types.
         assert "projectPath" in tool["description"], tool["name"]
         assert "anyOf" not in json.dumps(tool["inputSchema"]), tool["name"]
+        # Every parameter says what it is; the client gets the answer's shape and a title.
+        for name, prop in tool["inputSchema"]["properties"].items():
+            assert prop.get("description"), (tool["name"], name)
+        assert tool["outputSchema"]["type"] == "object", tool["name"]
+        assert tool["title"], tool["name"]
+        assert tool["annotations"]["idempotentHint"] is True, tool["name"]
     by_name = {tool["name"]: tool for tool in tools}
     assert by_name["find_symbol"]["description"].startswith("Start here")
     assert "usr" in by_name["find_references"]["description"]

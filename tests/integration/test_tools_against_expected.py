@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CANARY, load_expected
+from tests.conftest import CANARY, load_expected, loose
 from tests.scoring import score
 from xcindex.engine import Engine
 
@@ -124,11 +124,13 @@ async def test_find_definition_and_overrides_and_conformances(
     async with Engine() as engine:
         for key in ("UserService", "UserService.fetchUser(id:)", "AuthManager.authenticate(user:)"):
             entry = symbols[key]
-            answer = (
-                await engine.find_definition(
-                    await usr_of(engine, canary_store, entry), index_store_path=store
-                )
-            ).to_json()
+            answer = loose(
+                (
+                    await engine.find_definition(
+                        await usr_of(engine, canary_store, entry), index_store_path=store
+                    )
+                ).to_json()
+            )
             site = answer["result"]
             assert (rel(site["path"]), site["line"], site["column"]) == (
                 entry["definitionPath"],
@@ -141,7 +143,7 @@ async def test_find_definition_and_overrides_and_conformances(
 
         for key, expected in load_expected("overrides.json").items():
             usr = await usr_of(engine, canary_store, symbols[key])
-            answer = (await engine.find_overrides(usr, index_store_path=store)).to_json()
+            answer = loose((await engine.find_overrides(usr, index_store_path=store)).to_json())
             result = score(
                 f"find_overrides {key}",
                 {(r["path"], r["line"], r["column"]) for r in expected},
@@ -151,7 +153,7 @@ async def test_find_definition_and_overrides_and_conformances(
 
         for key, expected in load_expected("conformances.json").items():
             usr = await usr_of(engine, canary_store, symbols[key])
-            answer = (await engine.find_conformances(usr, index_store_path=store)).to_json()
+            answer = loose((await engine.find_conformances(usr, index_store_path=store)).to_json())
             result = score(
                 f"find_conformances {key}",
                 {(r["type"], r["path"], r["line"], r["column"], r["viaExtension"]) for r in expected},
@@ -196,7 +198,7 @@ async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> N
         ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.FeatureTests"),
         ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.fetchesUserWithTokenAuth"),
     }
-    assert answer["swiftTestCommand"].startswith("swift test --filter ")
+    assert str(answer["swiftTestCommand"]).startswith("swift test --filter ")
 
 
 async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_store: Path) -> None:
@@ -205,7 +207,7 @@ async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_
         await engine.find_symbol(
             "UserService", index_store_path=str(canary_store)
         )  # the first ingestion is done
-        answer = (await engine.status(index_store_path=str(canary_store))).to_json()
+        answer = loose((await engine.status(index_store_path=str(canary_store))).to_json())
     assert answer["indexStorePath"] == store_path
     assert answer["staleFileCount"] == 0
     assert answer["completeness"] == "complete"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from xcindex.locate import MISSING_LOCATION, LocateError, locate
-from xcindex.warnings import WarningCode
+from xcindex.locate import LocateError, locate
+from xcindex.warnings import MISSING_LOCATION, WarningCode
 
 
 def make_store(path: Path) -> Path:

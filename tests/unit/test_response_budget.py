@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +51,11 @@ def stale_verdict(count: int) -> Freshness:
     return Freshness(Completeness.STALE, stale_files=files, session_edited_files=files)
 
 
-def size(text: str, structured: dict[str, Any]) -> int:
+def size(text: str, structured: Mapping[str, Any]) -> int:
     return len(text) + len(json.dumps(structured, ensure_ascii=False))
 
 
-def assert_within_budget(text: str, structured: dict[str, Any]) -> None:
+def assert_within_budget(text: str, structured: Mapping[str, Any]) -> None:
     assert size(text, structured) <= BUDGET, f"{size(text, structured)} characters > {BUDGET}"
     assert estimated_tokens(text, structured) <= 20_000
 

@@ -9,7 +9,7 @@ so a rebuild while the server runs is picked up without a restart.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +43,17 @@ class Query:
 
 
 @dataclass(frozen=True)
+class ToolQuery:
+    """Run the tool named `tool` (a key of the actor's query table) with `args`, its argument
+    model, against the fresh database, and reply its answer. Data, not a closure: a reader
+    follows a question from the server to the SQL by the tool's name."""
+
+    tool: str
+    args: Any
+    progress: ProgressListener | None = None
+
+
+@dataclass(frozen=True)
 class GetState:
     """Reply the actor's current state without waiting for an ingestion."""
 
@@ -60,13 +71,15 @@ class IndexState:
     failures: tuple[tuple[str, str, str], ...]
 
 
-IndexRequest = Query | GetState
+IndexRequest = Query | ToolQuery | GetState
 
 
 @dataclass
 class IndexActor:
     store_path: Path
     workers: WorkerPool
+    queries: Mapping[str, Callable[[Database, Any], Any]] = field(default_factory=dict)
+    """The named queries this actor answers (the registry's index tools)."""
     mailbox: Mailbox[IndexRequest, Any] = field(default_factory=Mailbox)
     _db: Database | None = None
     _ready: anyio.Event = field(default_factory=anyio.Event)
@@ -176,7 +189,7 @@ class IndexActor:
 
     async def _serve(self, envelope: Envelope[IndexRequest, Any]) -> None:
         request = envelope.request
-        assert isinstance(request, Query)
+        assert isinstance(request, Query | ToolQuery)
         try:
             if request.progress is not None and not self._ready.is_set():
                 self._listeners.add(request.progress)
@@ -189,8 +202,14 @@ class IndexActor:
             await self._refresh_if_needed()
             db = self._db
             assert db is not None
-            async with self._refresh_lock:
-                result = await anyio.to_thread.run_sync(request.fn, db)
+            if isinstance(request, ToolQuery):
+                query = self.queries[request.tool]
+                args = request.args
+                async with self._refresh_lock:
+                    result = await anyio.to_thread.run_sync(lambda: query(db, args))
+            else:
+                async with self._refresh_lock:
+                    result = await anyio.to_thread.run_sync(request.fn, db)
         except Exception as error:
             await envelope.fail(error)
         else:
@@ -212,6 +231,12 @@ class IndexHandle:
     ) -> T:
         result: T = await self._handle.ask(Query(fn, progress), timeout=timeout)
         return result
+
+    async def ask(
+        self, tool: str, args: Any, *, timeout: float = math.inf, progress: ProgressListener | None = None
+    ) -> Any:
+        """The answer of the named query `tool` for `args`."""
+        return await self._handle.ask(ToolQuery(tool, args, progress), timeout=timeout)
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:
         state: IndexState = await self._handle.ask(GetState(), timeout=timeout)

@@ -15,10 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
+from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
+from xcindex.tools.shapes import BlastRadiusJson, TestFilterJson
 from xcindex.warnings import Completeness, XcindexError
 
 PARAMETER_KIND = 25
@@ -45,7 +49,7 @@ class TestTarget:
     def filter(self) -> str:
         return f"{self.module}.{self.name}"
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> TestFilterJson:
         return {"path": self.path, "kind": self.kind, "filter": self.filter}
 
 
@@ -102,7 +106,7 @@ class BlastRadiusAnswer:
             tests=tuple(t for t in self.tests if t.path in chosen),
         )
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> BlastRadiusJson:
         view = self.shown(budget)
         return {
             "affectedFiles": list(view.affected_files),
@@ -293,3 +297,13 @@ def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) ->
         )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
+
+
+class BlastRadiusArgs(LocationArgs):
+    tool = "blast_radius"
+
+    file_path: Text = Field(description="Absolute path of the source file you plan to change.")
+
+
+def query_blast_radius(db: Database, args: BlastRadiusArgs) -> BlastRadiusAnswer:
+    return blast_radius(db, args.file_path)

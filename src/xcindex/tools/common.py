@@ -10,20 +10,20 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Property, Role, kind_name, language_name, role_names
 from xcindex.tools.budget import VERDICT_LISTED
+from xcindex.tools.shapes import OccurrenceJson, SymbolJson, VerdictJson, WarningJson
 from xcindex.warnings import Completeness, WarningCode
 
 
 @dataclass(frozen=True)
-class Warning:
+class AnswerWarning:
     code: WarningCode
     message: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> WarningJson:
         return {"code": str(self.code), "message": self.message}
 
 
@@ -34,9 +34,9 @@ class Freshness:
     completeness: Completeness = Completeness.COMPLETE
     stale_files: tuple[str, ...] = ()
     session_edited_files: tuple[str, ...] = ()
-    warnings: tuple[Warning, ...] = field(default=())
+    warnings: tuple[AnswerWarning, ...] = field(default=())
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> VerdictJson:
         """The verdict fields; under a response budget the file lists are capped (the
         project-wide stale list of an empty answer can be long) and `staleFileCount` says
         how many there are."""
@@ -94,7 +94,7 @@ def project_stale_files(db: Database) -> list[str]:
 
 
 def freshness_for(
-    db: Database, named: Iterable[OccurrenceRow], *, empty: bool, warnings: Iterable[Warning] = ()
+    db: Database, named: Iterable[OccurrenceRow], *, empty: bool, warnings: Iterable[AnswerWarning] = ()
 ) -> Freshness:
     """Stale files among those an answer names; an empty answer is judged project-wide."""
     stale = stale_among(named)
@@ -129,7 +129,7 @@ def is_local(symbol: SymbolRow) -> bool:
     return bool(symbol.properties & Property.LOCAL)
 
 
-def symbol_json(symbol: SymbolRow, definition: OccurrenceRow) -> dict[str, Any]:
+def symbol_json(symbol: SymbolRow, definition: OccurrenceRow) -> SymbolJson:
     return {
         "usr": symbol.usr,
         "name": symbol.name,
@@ -140,7 +140,7 @@ def symbol_json(symbol: SymbolRow, definition: OccurrenceRow) -> dict[str, Any]:
     }
 
 
-def occurrence_json(symbol: SymbolRow, occ: OccurrenceRow) -> dict[str, Any]:
+def occurrence_json(symbol: SymbolRow, occ: OccurrenceRow) -> OccurrenceJson:
     return {
         "usr": symbol.usr,
         "symbolName": symbol.name,

@@ -11,12 +11,15 @@ anchored at the extension's header; a refining protocol's conformers are include
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, kind_name
+from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
+from xcindex.tools.shapes import ConformanceJson, ConformancesJson
 
 EXTENSION_KIND = 9
 PROTOCOL_KIND = 8
@@ -30,7 +33,7 @@ class Conformance:
     via_protocol: str | None
     """Set when the type conforms through a protocol that refines the one asked about."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ConformanceJson:
         return {
             **occurrence_json(self.type_symbol, self.anchor),
             "conformingType": self.type_symbol.name,
@@ -56,7 +59,7 @@ class ConformancesAnswer:
         count = fitting(self.conformances, lambda c: item_cost(c.to_json()), lists_budget)
         return self.conformances[:count]
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> ConformancesJson:
         shown = self.shown(budget)
         return {
             "results": [c.to_json() for c in shown],
@@ -138,3 +141,13 @@ def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -
             )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
+
+
+class FindConformancesArgs(LocationArgs):
+    tool = "find_conformances"
+
+    usr: Text = Field(description="The protocol's usr, from find_symbol.")
+
+
+def query_find_conformances(db: Database, args: FindConformancesArgs) -> ConformancesAnswer:
+    return find_conformances(db, args.usr)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name, kind_name
+from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
+from xcindex.tools.shapes import FindSymbolJson, SymbolJson
 
 EXTENSION_KIND = 9
 
@@ -18,7 +21,7 @@ class SymbolMatch:
     symbol: SymbolRow
     definition: OccurrenceRow
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SymbolJson:
         return symbol_json(self.symbol, self.definition)
 
 
@@ -37,7 +40,7 @@ class FindSymbolAnswer:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
         return self.matches[: fitting(self.matches, lambda m: item_cost(m.to_json()), lists_budget)]
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> FindSymbolJson:
         shown = self.shown(budget)
         return {
             "results": [m.to_json() for m in shown],
@@ -113,3 +116,15 @@ def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> s
             )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
+
+
+class FindSymbolArgs(LocationArgs):
+    tool = "find_symbol"
+
+    symbol_name: Text = Field(
+        description="fetchUser(id:), a bare fetchUser (every labelled form), or UserService.fetchUser(id:)."
+    )
+
+
+def query_find_symbol(db: Database, args: FindSymbolArgs) -> FindSymbolAnswer:
+    return find_symbol(db, args.symbol_name)

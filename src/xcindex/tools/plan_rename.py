@@ -16,13 +16,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+from pydantic import Field, StrictInt, StrictStr
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role
 from xcindex.lsp.positions import LspLocation
+from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.common import canonical_occurrence, file_is_stale
 from xcindex.tools.references import overriding_sites, source_occurrences
+from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
 from xcindex.warnings import RangeReason, RefusalReason, Tier, WarningCode
 
 DEFAULT_MAX_RANGES = 500
@@ -111,7 +115,7 @@ class Refusal:
     message: str
     remediation: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> RefusalJson:
         return {"reason": str(self.reason), "message": self.message, "remediation": self.remediation}
 
 
@@ -130,7 +134,7 @@ class RenameRange:
     def key(self) -> tuple[str, int, int]:
         return (self.path, self.line, self.column)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RenameRangeJson:
         return {
             "path": self.path,
             "line": self.line,
@@ -176,7 +180,7 @@ class RenamePlan:
             counts[_SUMMARY_KEYS[rename_range.tier]] += 1
         return counts
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RenamePlanJson:
         shown = self.ranges[: self.max_ranges]
         return {
             "usr": self.usr,
@@ -188,7 +192,7 @@ class RenamePlan:
                 "filesEditedThisSession": self.files_edited_this_session,
             },
             "ranges": [r.to_json() for r in shown],
-            "summary": self.summary(),
+            "summary": cast(RenameSummaryJson, self.summary()),
             "refusal": self.refusal.to_json() if self.refusal else None,
             "warnings": [{"code": str(code), "message": message} for code, message in self.warnings],
             "truncated": len(self.ranges) > len(shown),
@@ -609,3 +613,16 @@ def with_warnings(plan: RenamePlan, warnings: Iterable[tuple[WarningCode, str]])
 
 def tier_rank(tier: Tier) -> int:
     return _TIER_ORDER[tier]
+
+
+class PlanRenameArgs(LocationArgs):
+    tool = "plan_rename"
+
+    usr: Text = Field(description="The symbol's usr, from find_symbol.")
+    new_name: StrictStr = Field(
+        max_length=MAX_TEXT, description="The new base name (labels stay as they are)."
+    )
+    """May be empty: that is refused as invalid_identifier, in the plan, like any bad name."""
+    max_ranges: StrictInt = Field(
+        DEFAULT_MAX_RANGES, ge=1, le=MAX_RANGES, description="How many ranges to list at most."
+    )

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+
+from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name, role_names
+from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
 from xcindex.tools.find_symbol import resolve_symbols
+from xcindex.tools.shapes import DefinitionJson, OccurrenceJson, SitesJson
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS = 500
@@ -27,7 +30,7 @@ class Site:
     symbol: SymbolRow
     occurrence: OccurrenceRow
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> OccurrenceJson:
         return occurrence_json(self.symbol, self.occurrence)
 
     @property
@@ -54,7 +57,7 @@ class SitesAnswer:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
         return self.sites[: fitting(self.sites, lambda site: item_cost(site.to_json()), lists_budget)]
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> SitesJson:
         shown = self.shown(budget)
         return {
             "results": [site.to_json() for site in shown],
@@ -74,7 +77,7 @@ class DefinitionAnswer:
     def named_paths(self) -> set[str]:
         return {self.site.occurrence.path} if self.site else set()
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> DefinitionJson:
         return {"result": self.site.to_json() if self.site else None, **self.freshness.to_json(budget)}
 
 
@@ -218,3 +221,45 @@ def render_definition(answer: DefinitionAnswer, budget: int | None = None) -> st
         lines = [f"{answer.site.symbol.name} is defined at {occ.path}:{occ.line}:{occ.column}"]
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
+
+
+class FindReferencesArgs(LocationArgs):
+    tool = "find_references"
+
+    symbol_name: Text | None = Field(
+        None, description="A name, as find_symbol takes it (every symbol it names)."
+    )
+    usr: Text | None = Field(None, description="One symbol's usr, from find_symbol (preferred).")
+    max_results: StrictInt = Field(
+        DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS, description="How many sites to list at most."
+    )
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> FindReferencesArgs:
+        if (self.symbol_name is None) == (self.usr is None):
+            raise ValueError("Give exactly one of 'symbolName' or 'usr'")
+        return self
+
+
+class UsrArgs(LocationArgs):
+    usr: Text = Field(description="The symbol's usr, from find_symbol.")
+
+
+class FindDefinitionArgs(UsrArgs):
+    tool = "find_definition"
+
+
+class FindOverridesArgs(UsrArgs):
+    tool = "find_overrides"
+
+
+def query_find_references(db: Database, args: FindReferencesArgs) -> SitesAnswer:
+    return find_references(db, symbol_name=args.symbol_name, usr=args.usr, max_results=args.max_results)
+
+
+def query_find_definition(db: Database, args: FindDefinitionArgs) -> DefinitionAnswer:
+    return find_definition(db, args.usr)
+
+
+def query_find_overrides(db: Database, args: FindOverridesArgs) -> SitesAnswer:
+    return find_overrides(db, args.usr)

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from xcindex.actors.index import IndexState
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import newest_write_ns
-from xcindex.tools.common import Warning, project_stale_files
+from xcindex.tools.arguments import LocationArgs
+from xcindex.tools.common import AnswerWarning, project_stale_files
+from xcindex.tools.shapes import LspChildJson, StatusJson
 from xcindex.warnings import Completeness, WarningCode
 
 if TYPE_CHECKING:
@@ -33,8 +35,8 @@ class StatusAnswer:
     index_mtime_ns: int
     stale_files: tuple[str, ...]
     session_edited_files: tuple[str, ...] = ()
-    lsp: tuple[dict[str, Any], ...] = ()
-    warnings: tuple[Warning, ...] = field(default=())
+    lsp: tuple[LspChildJson, ...] = ()
+    warnings: tuple[AnswerWarning, ...] = field(default=())
 
     @property
     def completeness(self) -> Completeness:
@@ -62,7 +64,7 @@ class StatusAnswer:
             text += f" {len(self.state.failures)} unit/record file(s) could not be read and were skipped."
         return text
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> StatusJson:
         """Under a response budget each list names at most MAX_LISTED files; the counts
         say how many there are."""
         state = self.state
@@ -107,7 +109,7 @@ class StatusAnswer:
         }
 
 
-def lsp_child_json(child: LspChildStatus) -> dict[str, Any]:
+def lsp_child_json(child: LspChildStatus) -> LspChildJson:
     """One sourcekit-lsp child as `status` reports it."""
     return {
         "root": str(child.root),
@@ -125,19 +127,19 @@ def lsp_child_json(child: LspChildStatus) -> dict[str, Any]:
     }
 
 
-def unreadable_warnings(state: IndexState) -> list[Warning]:
+def unreadable_warnings(state: IndexState) -> list[AnswerWarning]:
     units = sum(1 for kind, _, _ in state.failures if kind == "unit")
     records = len(state.failures) - units
-    found: list[Warning] = []
+    found: list[AnswerWarning] = []
     if units:
         found.append(
-            Warning(
+            AnswerWarning(
                 WarningCode.INDEX_UNIT_UNREADABLE, f"{units} unit file(s) could not be read and were skipped."
             )
         )
     if records:
         found.append(
-            Warning(
+            AnswerWarning(
                 WarningCode.INDEX_RECORD_UNREADABLE,
                 f"{records} record file(s) could not be read and were skipped.",
             )
@@ -185,3 +187,7 @@ def render_status(answer: StatusAnswer, budget: int | None = None) -> str:
         lines.append(line + ".")
     lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
     return "\n".join(lines)
+
+
+class StatusArgs(LocationArgs):
+    tool = "status"

@@ -15,11 +15,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field, field_validator
 
 from xcindex.indexstore.database import Database
+from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import file_is_stale
+from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
 
 MAX_FILES = 200
 DEFAULT_TIMEOUT_S = 60.0
@@ -46,7 +50,7 @@ class FileFreshness:
         """Nothing more to wait for: fresh, or a file that does not exist."""
         return self.state in (FileState.FRESH, FileState.MISSING)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FileFreshnessJson:
         return {"path": self.path, "state": str(self.state), "sessionEdited": self.session_edited}
 
 
@@ -69,7 +73,7 @@ class FreshWaitAnswer:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
         return tuple(ordered[: fitting(ordered, lambda f: item_cost(f.to_json()), lists_budget)])
 
-    def to_json(self, budget: int | None = None) -> dict[str, Any]:
+    def to_json(self, budget: int | None = None) -> FreshWaitJson:
         shown = self.shown(budget)
         return {
             "fresh": self.fresh,
@@ -125,3 +129,22 @@ def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) ->
     if len(shown) < len(answer.files):
         lines.append(f"(showing {len(shown)} of {len(answer.files)}, unsettled first; ask about fewer files)")
     return "\n".join(lines)
+
+
+class WaitForFreshArgs(LocationArgs):
+    tool = "wait_for_fresh"
+
+    files: Annotated[list[Text], Field(min_length=1, max_length=MAX_FILES)] = Field(
+        description="Absolute paths of the files you edited."
+    )
+    timeout_seconds: float = Field(
+        DEFAULT_TIMEOUT_S, ge=0, le=MAX_TIMEOUT_S, strict=True, description="How long to wait at most."
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _absolute(cls, files: list[str]) -> list[str]:
+        relative = [path for path in files if not os.path.isabs(path)]
+        if relative:
+            raise ArgumentProblem(f"'files' must be absolute paths; got '{relative[0]}'")
+        return files

@@ -1,0 +1,235 @@
+"""The JSON shapes of the tools' answers: what `to_json()` returns and what `outputSchema` says.
+
+Typed dictionaries rather than models: mypy checks that every `to_json()` builds exactly
+its shape (a renamed or forgotten key is a type error), the answers cost nothing extra at
+run time, and pydantic turns the same declarations into each tool's `outputSchema`. The
+tests validate real answers against those schemas, so the three cannot drift apart.
+`typing_extensions.TypedDict` because pydantic needs it on Python 3.11.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from xcindex.warnings import Completeness, Tier
+
+
+def _one_of(*values: str) -> object:
+    return Field(json_schema_extra={"enum": list(values)})
+
+
+CompletenessText = Annotated[str, _one_of(*Completeness)]
+TierText = Annotated[str, _one_of(*Tier)]
+FileStateText = Annotated[str, _one_of("fresh", "stale", "not_indexed", "missing", "unknown")]
+
+
+class WarningJson(TypedDict):
+    code: str
+    message: str
+
+
+class VerdictJson(TypedDict):
+    """What every index answer says about how far it can be trusted."""
+
+    completeness: CompletenessText
+    staleFiles: list[str]
+    staleFileCount: int
+    sessionEditedFiles: list[str]
+    warnings: list[WarningJson]
+
+
+class SymbolJson(TypedDict):
+    usr: str
+    name: str
+    kind: str
+    language: str
+    definitionPath: str
+    definitionLine: int
+
+
+class FindSymbolJson(VerdictJson):
+    results: list[SymbolJson]
+    matchedBy: str
+    totalCount: int
+    truncated: bool
+
+
+class OccurrenceJson(TypedDict):
+    usr: str
+    symbolName: str
+    path: str
+    line: int
+    column: int
+    roles: list[str]
+
+
+class SymbolRefJson(TypedDict):
+    usr: str
+    name: str
+
+
+class SitesJson(VerdictJson):
+    results: list[OccurrenceJson]
+    totalCount: int
+    truncated: bool
+    symbols: list[SymbolRefJson]
+
+
+class DefinitionJson(VerdictJson):
+    result: OccurrenceJson | None
+
+
+class ConformanceJson(OccurrenceJson):
+    conformingType: str
+    conformingTypeKind: str
+    viaExtension: bool
+    viaProtocol: str | None
+
+
+class ConformancesJson(VerdictJson):
+    results: list[ConformanceJson]
+    totalCount: int
+    truncated: bool
+
+
+class TestFilterJson(TypedDict):
+    path: str
+    kind: str
+    filter: str
+
+
+class BlastRadiusJson(VerdictJson):
+    affectedFiles: list[str]
+    directDependents: list[str]
+    coveringTests: list[str]
+    testFilters: list[TestFilterJson]
+    swiftTestCommand: str | None
+    transitiveDepth: int
+    transitiveBounded: bool
+    affectedFileCount: int
+    directDependentCount: int
+    coveringTestCount: int
+    truncated: bool
+
+
+class IngestProgressJson(TypedDict):
+    done: int
+    total: int
+
+
+class CountsJson(TypedDict):
+    units: int
+    liveUnits: int
+    records: int
+    symbols: int
+    occurrences: int
+    relations: int
+
+
+class LastRefreshJson(TypedDict):
+    durationMs: float
+    unitsRead: int
+    unitsDropped: int
+    recordsRead: int
+    recordsReused: int
+
+
+class UnreadableJson(TypedDict):
+    kind: str
+    name: str
+    message: str
+
+
+class LspChildJson(TypedDict, total=False):
+    root: str
+    state: str
+    pid: int | None
+    ready: bool
+    restarts: int
+    crashes: int
+    lastError: str | None
+    lastErrorMessage: str | None
+    indexing: list[str]
+    retryAfterSeconds: float | None
+    recentLog: list[str]
+
+
+class StatusJson(TypedDict):
+    indexStorePath: str
+    indexMtime: str | None
+    staleFileCount: int
+    staleFiles: list[str]
+    summary: str
+    completeness: CompletenessText
+    sessionEditedFiles: list[str]
+    sessionEditedFileCount: int
+    ingesting: bool
+    ingestProgress: IngestProgressJson
+    counts: CountsJson | None
+    lastRefresh: LastRefreshJson | None
+    unreadable: list[UnreadableJson]
+    unreadableCount: int
+    databasePath: str
+    sourcekitLsp: list[LspChildJson]
+    warnings: list[WarningJson]
+
+
+class FileFreshnessJson(TypedDict):
+    path: str
+    state: FileStateText
+    sessionEdited: bool
+
+
+class FreshWaitJson(TypedDict):
+    fresh: bool
+    timedOut: bool
+    waitedMs: int
+    files: list[FileFreshnessJson]
+    fileCount: int
+    truncated: bool
+
+
+class RefusalJson(TypedDict):
+    reason: str
+    message: str
+    remediation: str
+
+
+class RenameRangeJson(TypedDict):
+    path: str
+    line: int
+    column: int
+    endColumn: int
+    tier: TierText
+    reasons: list[str]
+    module: str | None
+    source: str
+
+
+class IndexFreshnessJson(TypedDict):
+    lastBuilt: str | None
+    filesEditedThisSession: int
+
+
+class RenameSummaryJson(TypedDict):
+    green_verified: int
+    green_indexstore: int
+    yellow_disagreement: int
+    yellow_lsp_only: int
+    red_stale: int
+
+
+class RenamePlanJson(TypedDict):
+    usr: str
+    oldName: str | None
+    newName: str
+    generatedAt: str
+    indexFreshness: IndexFreshnessJson
+    ranges: list[RenameRangeJson]
+    summary: RenameSummaryJson
+    refusal: RefusalJson | None
+    warnings: list[WarningJson]
+    truncated: bool
