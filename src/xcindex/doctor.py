@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xcindex.hooks import (
+from xcindex.indexstore.library import LibraryNotFound, find_library, toolchain_roots
+from xcindex.locate import LocateError, Location, locate
+from xcindex.projects import (
     STALE_NAMES_SHOWN,
     Project,
     find_projects,
@@ -38,8 +40,6 @@ from xcindex.hooks import (
     rebuild_advice,
     swift_files_newer_than,
 )
-from xcindex.indexstore.library import LibraryNotFound, find_library, toolchain_roots
-from xcindex.locate import LocateError, Location, locate
 from xcindex.warnings import WarningCode
 
 DEPENDENCIES = (

@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion, current_progress_listener
-from xcindex.hooks import find_projects
 from xcindex.ledger import project_directory
+from xcindex.projects import find_projects
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, estimated_tokens
 from xcindex.tools.conformances import render_conformances
