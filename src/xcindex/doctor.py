@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,18 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xcindex.hooks import (
+from xcindex import toolchain
+from xcindex.doctor_config import check_configuration
+from xcindex.doctor_report import Report
+from xcindex.locate import LocateError, Location, locate
+from xcindex.projects import (
     STALE_NAMES_SHOWN,
     Project,
+    choose_project,
     find_projects,
     format_time,
     newest_unit_mtime_ns,
     rebuild_advice,
     swift_files_newer_than,
 )
-from xcindex.indexstore.library import LibraryNotFound, find_library, toolchain_roots
-from xcindex.locate import LocateError, Location, locate
-from xcindex.warnings import WarningCode
+from xcindex.warnings import CodedError, WarningCode
 
 DEPENDENCIES = (
     # (import name, distribution name)
@@ -52,7 +54,7 @@ DEPENDENCIES = (
     ("structlog", "structlog"),
 )
 MIN_PYTHON = (3, 11)
-SOURCEKIT_LSP_ENV = "SOURCEKIT_LSP_PATH"
+SOURCEKIT_LSP_ENV = toolchain.SOURCEKIT_LSP_ENV
 _PROBE_TIMEOUT_S = 60.0
 _LSP_PROBE_TIMEOUT_S = 15.0
 _BUILD_TIMEOUT_S = 3600.0
@@ -105,37 +107,9 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-class _Report:
-    def __init__(self) -> None:
-        self.failures = 0
-
-    def _write(self, line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-    def section(self, title: str) -> None:
-        self._write(f"\n== {title} ==")
-
-    def ok(self, message: str) -> None:
-        self._write(f"  [ OK ] {message}")
-
-    def info(self, message: str) -> None:
-        self._write(f"  [INFO] {message}")
-
-    def fail(self, message: str, fix: str | None = None) -> None:
-        self.failures += 1
-        self._write(f"  [FAIL] {message}")
-        if fix:
-            self._write(f"         -> {fix}")
-
-    def detail(self, text: str) -> None:
-        for line in text.rstrip().splitlines():
-            self._write(f"         | {line}")
-
-
 @dataclass
 class _Doctor:
-    report: _Report
+    report: Report
     install: bool
     swift: str | None = None
     swift_version: str | None = None
@@ -170,16 +144,11 @@ class _Doctor:
 
     def check_swift(self) -> None:
         self.report.section("Swift toolchain")
-        swift = shutil.which("swift")
-        if swift is None:
-            for root in toolchain_roots():
-                candidate = root / "usr" / "bin" / "swift"
-                if os.access(candidate, os.X_OK):
-                    swift = str(candidate)
-                    break
+        found = toolchain.find_swift()
+        swift = str(found) if found else None
         if swift is None:
             self.report.fail(
-                "swift was not found on PATH or in a known toolchain folder.",
+                "swift was not found (not on PATH, not in Xcode's or a swift.org toolchain, not at /opt/swift).",
                 "Install the Swift toolchain (https://www.swift.org/install) and put its usr/bin on PATH.",
             )
             return
@@ -194,8 +163,8 @@ class _Doctor:
     def check_library(self) -> None:
         self.report.section("libIndexStore")
         try:
-            path = find_library()
-        except LibraryNotFound as error:
+            path = toolchain.find_library()
+        except toolchain.LibraryNotFound as error:
             self.report.fail(str(error))
             return
         ran = _run([sys.executable, "-c", _LIBRARY_PROBE], _PROBE_TIMEOUT_S)
@@ -213,40 +182,30 @@ class _Doctor:
             self.report.fail(f"libIndexStore at {path} answered oddly: {_last_line(ran.output)}")
 
     def _find_sourcekit_lsp(self) -> str | None:
-        """The binary xcindex will run; None (after saying why) when there is none."""
-        configured = os.environ.get(SOURCEKIT_LSP_ENV)
-        if configured:
-            if not os.path.exists(configured):
+        """The binary xcindex will run (the server's own search); None (after saying why) when
+        there is none."""
+        try:
+            return str(toolchain.find_sourcekit_lsp())
+        except CodedError as error:
+            configured = toolchain.configured_sourcekit_lsp()
+            if configured is None:
                 self.report.fail(
-                    f"{WarningCode.SOURCEKIT_LSP_NOT_FOUND}: {SOURCEKIT_LSP_ENV}={configured} does not exist.",
+                    f"{WarningCode.SOURCEKIT_LSP_NOT_FOUND}: {error.message}.",
+                    "Install the Swift toolchain (it ships sourcekit-lsp) or set SOURCEKIT_LSP_PATH; without it "
+                    "plan_rename cannot cross-check the index (reconciliation_unavailable).",
+                )
+            elif error.code is WarningCode.SOURCEKIT_LSP_NOT_FOUND:
+                self.report.fail(
+                    f"{error.code}: {SOURCEKIT_LSP_ENV}={configured} does not exist.",
                     f"Unset {SOURCEKIT_LSP_ENV} or point it at a sourcekit-lsp binary.",
                 )
-                return None
-            if not os.path.isfile(configured) or not os.access(configured, os.X_OK):
+            else:
                 fix = f"chmod +x {shlex.quote(configured)}" if os.path.isfile(configured) else None
                 self.report.fail(
-                    f"{WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE}: {SOURCEKIT_LSP_ENV}={configured} "
-                    "is not an executable file.",
+                    f"{error.code}: {SOURCEKIT_LSP_ENV}={configured} is not an executable file.",
                     fix or f"Point {SOURCEKIT_LSP_ENV} at the sourcekit-lsp binary itself.",
                 )
-                return None
-            return configured
-        candidates: list[str] = []
-        if self.swift:
-            candidates.append(str(Path(self.swift).resolve().parent / "sourcekit-lsp"))
-        if on_path := shutil.which("sourcekit-lsp"):
-            candidates.append(on_path)
-        candidates += [str(root / "usr" / "bin" / "sourcekit-lsp") for root in toolchain_roots()]
-        for candidate in candidates:
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate
-        self.report.fail(
-            f"{WarningCode.SOURCEKIT_LSP_NOT_FOUND}: no sourcekit-lsp next to swift, on PATH, "
-            f"or at {SOURCEKIT_LSP_ENV}.",
-            "Install the Swift toolchain (it ships sourcekit-lsp) or set SOURCEKIT_LSP_PATH; without it "
-            "plan_rename cannot cross-check the index (reconciliation_unavailable).",
-        )
-        return None
+            return None
 
     def check_sourcekit_lsp(self) -> None:
         self.report.section("sourcekit-lsp")
@@ -283,7 +242,11 @@ class _Doctor:
                     f"No Swift package or Xcode project in {directory}: pass --project <path> to check one."
                 )
                 return None
-            chosen = found[0]
+            picked = choose_project(directory, found)
+            if picked is None:
+                self._ambiguous(directory, found)
+                return None
+            chosen = picked
         else:
             path = Path(project).expanduser().absolute()
             if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
@@ -293,7 +256,11 @@ class _Doctor:
             elif (path / "Package.swift").is_file():
                 chosen = Project(path, "swiftpm")
             elif path.is_dir() and (found := find_projects(path)):
-                chosen = found[0]
+                picked = choose_project(path, found)
+                if picked is None:
+                    self._ambiguous(path, found)
+                    return None
+                chosen = picked
             else:
                 self.report.fail(
                     f"{path} is not a Swift package or an Xcode project (or a folder holding one).",
@@ -303,6 +270,13 @@ class _Doctor:
         kind = "Swift package" if chosen.kind == "swiftpm" else "Xcode project"
         self.report.ok(f"{kind}: {chosen.path}")
         return chosen
+
+    def _ambiguous(self, directory: Path, found: list[Project]) -> None:
+        names = ", ".join(str(project.path) for project in found)
+        self.report.fail(
+            f"Several Swift projects below {directory}: {names}. The doctor does not guess which one.",
+            "Name it: xcindex doctor --project <one of them>",
+        )
 
     def _needs_build(self, project: Project) -> bool:
         try:
@@ -389,49 +363,6 @@ class _Doctor:
             f"{shlex.quote(str(project.path))} -scheme <scheme> (plan_rename's sourcekit-lsp cross-check needs it).",
         )
 
-    def check_configuration(self, project: Project) -> None:
-        self.report.section("Agent configuration")
-        command = _xcindex_command()
-        root = project.root
-        mcp_file = root / ".mcp.json"
-        if mcp_file.exists():
-            if _mentions(mcp_file, '"xcindex"'):
-                self.report.ok(f"{mcp_file} declares the xcindex server.")
-            else:
-                self.report.info(
-                    f"{mcp_file} does not declare an 'xcindex' server (left as it is); add: "
-                    + json.dumps(_mcp_server(command))
-                )
-        elif self.install:
-            _write_json(mcp_file, {"mcpServers": {"xcindex": _mcp_server(command)}})
-            self.report.ok(
-                f"Wrote {mcp_file}: MCP server 'xcindex' runs `{shlex.join([*command, 'serve'])}`."
-            )
-        else:
-            self.report.info(
-                f"No .mcp.json in {root}: install the Claude Code plugin (docs/plugin.md), "
-                "or run the doctor with --install to write one for this project."
-            )
-        settings = root / ".claude" / "settings.json"
-        if settings.exists():
-            if _mentions(settings, "xcindex hook") or _mentions(settings, "hook session-start"):
-                self.report.ok(f"{settings} runs the xcindex hooks.")
-            else:
-                self.report.info(
-                    f"{settings} has no xcindex hooks (left as it is); the plugin brings them, or see docs/plugin.md."
-                )
-        elif self.install:
-            settings.parent.mkdir(exist_ok=True)
-            _write_json(settings, {"hooks": hook_configuration(command)})
-            self.report.ok(
-                f"Wrote {settings}: the xcindex hooks (SessionStart; PostToolUse on Edit|Write|MultiEdit; "
-                "PreToolUse on Grep). Skip them if the xcindex plugin is installed: it runs the same hooks."
-            )
-        else:
-            self.report.info(
-                f"No project hooks in {settings}: the plugin brings them, or run the doctor with --install."
-            )
-
 
 def _count_entries(folder: Path) -> int:
     try:
@@ -441,50 +372,10 @@ def _count_entries(folder: Path) -> int:
         return 0
 
 
-def _mentions(path: Path, text: str) -> bool:
-    try:
-        return text in path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-
-
-def _write_json(path: Path, value: object) -> None:
-    # Exclusive creation: never overwrite a file that appeared since we looked.
-    with path.open("x", encoding="utf-8") as handle:
-        handle.write(json.dumps(value, indent=2) + "\n")
-
-
-def _xcindex_command() -> list[str]:
-    """How this machine runs xcindex: the name when it is on PATH, else this install's path."""
-    if shutil.which("xcindex"):
-        return ["xcindex"]
-    beside = Path(sys.executable).parent / "xcindex"
-    if os.access(beside, os.X_OK):
-        return [str(beside)]
-    return [sys.executable, "-m", "xcindex"]
-
-
-def _mcp_server(command: list[str]) -> dict[str, object]:
-    return {"command": command[0], "args": [*command[1:], "serve"]}
-
-
-def hook_configuration(command: list[str]) -> dict[str, object]:
-    """The `hooks` section of Claude Code settings that runs the three xcindex hooks."""
-
-    def hook(event: str, timeout: int) -> dict[str, object]:
-        return {"type": "command", "command": shlex.join([*command, "hook", event]), "timeout": timeout}
-
-    return {
-        "SessionStart": [{"hooks": [hook("session-start", 30)]}],
-        "PostToolUse": [{"matcher": "Edit|Write|MultiEdit", "hooks": [hook("post-tool-use", 10)]}],
-        "PreToolUse": [{"matcher": "Grep", "hooks": [hook("pre-tool-use", 10)]}],
-    }
-
-
 def main(project: str | None, install: bool) -> int:
     from xcindex import __version__
 
-    report = _Report()
+    report = Report()
     doctor = _Doctor(report, install)
     sys.stdout.write(f"xcindex doctor {__version__}{' --install' if install else ''}\n")
     doctor.check_python()
@@ -499,7 +390,7 @@ def main(project: str | None, install: bool) -> int:
         if indexed is not None:
             doctor.check_freshness(chosen, indexed[1])
         doctor.check_bridge(chosen)
-        doctor.check_configuration(chosen)
+        check_configuration(report, chosen, install)
     if report.failures:
         sys.stdout.write(f"\n{report.failures} check(s) failed; the -> lines say what fixes them.\n")
         return 1

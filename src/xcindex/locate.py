@@ -13,9 +13,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xcindex import toolchain
 from xcindex.warnings import MISSING_LOCATION, ArgumentError, CodedError, WarningCode, XcindexError
 
-DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
+DERIVED_DATA_ENV = toolchain.DERIVED_DATA_ENV
 
 
 class LocateError(XcindexError):
@@ -141,10 +142,9 @@ def _locate_swiftpm(package: Path) -> Location:
     return Location(best.resolve(), package.resolve(), "swiftpm")
 
 
-def derived_data_base() -> Path:
-    if configured := os.environ.get(DERIVED_DATA_ENV):
-        return Path(configured)
-    return Path.home() / "Library" / "Developer" / "Xcode" / "DerivedData"
+def derived_data_base(project: Path | None = None) -> Path:
+    """Xcode's DerivedData folder for `project` (the lookup is `xcindex.toolchain`'s)."""
+    return toolchain.derived_data_base(None, project)
 
 
 def _workspace_path(folder: Path) -> str | None:
@@ -159,7 +159,7 @@ def _workspace_path(folder: Path) -> str | None:
 
 
 def _locate_xcode(project: Path) -> Location:
-    base = derived_data_base()
+    base = derived_data_base(project)
     name = project.stem
     try:
         folders = [p for p in base.iterdir() if p.is_dir() and p.name.startswith(f"{name}-")]

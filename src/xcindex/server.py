@@ -40,8 +40,8 @@ from mcp.shared.exceptions import MCPError
 from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion, current_progress_listener
-from xcindex.hooks import find_projects
 from xcindex.ledger import project_directory
+from xcindex.projects import find_projects
 from xcindex.registry import BY_NAME, TOOLS, ToolDecl
 from xcindex.tools.arguments import MAX_TEXT, ArgumentsError, ToolArgs
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, estimated_tokens

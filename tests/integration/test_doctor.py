@@ -234,3 +234,71 @@ def test_an_xcode_project_needs_derived_data_and_a_build_server_bridge(tmp_path:
     assert "No Swift files newer than the index." in ok
     assert f"buildServer.json in {root}: sourcekit-lsp sees the build settings." in ok
     assert fixed.returncode == 0
+
+
+# -- the plugin, several projects, the toolchain search ----------------------------------------
+
+
+def xcode_app(tmp_path: Path) -> Path:
+    """An Xcode project folder: the doctor never builds one, so --install only configures."""
+    project = tmp_path / "App" / "App.xcodeproj"
+    project.mkdir(parents=True)
+    return project
+
+
+def test_with_the_plugin_installed_install_writes_no_second_registration(tmp_path: Path) -> None:
+    project = xcode_app(tmp_path)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"xcindex@xcindex": True}}))
+    env = clean_env(HOME=str(home), XCINDEX_DERIVED_DATA=str(tmp_path / "dd"))
+    env.pop("CLAUDE_PLUGIN_ROOT", None)
+    result = run_doctor("--project", str(project), "--install", env=env)
+    assert (
+        f"The xcindex Claude Code plugin is installed ({home / '.claude' / 'settings.json'}): "
+        "it brings the server and the hooks." in lines(result.stdout, "[ OK ]")
+    )
+    assert "Nothing written: the plugin already registers the server and the hooks." in lines(
+        result.stdout, "[INFO]"
+    )
+    assert not (project.parent / ".mcp.json").exists()
+    assert not (project.parent / ".claude").exists()
+
+    # A hand-written registration beside the plugin is a double registration, and said so.
+    (project.parent / ".mcp.json").write_text('{"mcpServers": {"xcindex": {"command": "xcindex"}}}')
+    twice = run_doctor("--project", str(project), env=env)
+    (failure,) = [line for line in lines(twice.stdout, "[FAIL]") if "also register" in line]
+    assert failure.startswith(f"{project.parent / '.mcp.json'} also register(s) xcindex")
+
+
+def test_several_projects_below_are_named_never_adopted(tmp_path: Path) -> None:
+    for name in ("Alpha", "Beta"):
+        (tmp_path / "src" / name).mkdir(parents=True)
+        (tmp_path / "src" / name / "Package.swift").write_text("// swift-tools-version:5.9\n")
+    result = run_doctor("--install", env=clean_env(), cwd=tmp_path)
+    assert result.returncode == 1
+    failure = (
+        f"Several Swift projects below {tmp_path}: {tmp_path / 'src' / 'Alpha'}, {tmp_path / 'src' / 'Beta'}."
+    )
+    assert f"{failure} The doctor does not guess which one." in lines(result.stdout, "[FAIL]")
+    assert "-> Name it: xcindex doctor --project <one of them>" in result.stdout
+    assert not list(tmp_path.rglob(".build"))
+    assert not list(tmp_path.rglob(".mcp.json"))
+
+
+def test_the_doctor_finds_sourcekit_lsp_where_the_server_does(tmp_path: Path) -> None:
+    """Simulated macOS: a fake `xcode-select` names a fake Xcode; the doctor reports its
+    sourcekit-lsp, found by the same search the server uses (xcindex.toolchain)."""
+    developer = tmp_path / "Xcode.app" / "Contents" / "Developer"
+    lsp = developer / "Toolchains" / "XcodeDefault.xctoolchain" / "usr" / "bin" / "sourcekit-lsp"
+    lsp.parent.mkdir(parents=True)
+    lsp.write_text("#!/bin/sh\nexit 0\n")
+    lsp.chmod(0o755)
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    select = fake_bin / "xcode-select"
+    select.write_text(f'#!/bin/sh\necho "{developer}"\n')
+    select.chmod(0o755)
+    env = clean_env(PATH=f"{fake_bin}{os.pathsep}/usr/bin{os.pathsep}/bin", XCINDEX_TOOLCHAIN="")
+    result = run_doctor(env=env, cwd=tmp_path)
+    assert f"sourcekit-lsp {lsp}" in lines(result.stdout, "[ OK ]")

@@ -63,6 +63,21 @@ def run_hook(
     return result
 
 
+def context(result: subprocess.CompletedProcess[bytes], event_name: str) -> str:
+    """The text a hook hands the model: its stdout must be exactly the hooks contract's JSON,
+    `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, on one line."""
+    assert result.stdout.endswith(b"\n"), result.stdout
+    assert result.stdout.count(b"\n") == 1, result.stdout
+    output = json.loads(result.stdout)
+    assert list(output) == ["hookSpecificOutput"]
+    specific = output["hookSpecificOutput"]
+    assert list(specific) == ["hookEventName", "additionalContext"]
+    assert specific["hookEventName"] == event_name
+    text = specific["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
 def edit_payload(tool: str, file_path: object, cwd: Path, **extra: object) -> bytes:
     tool_input: dict[str, object] = {"file_path": file_path, **extra}
     return json.dumps(
@@ -115,7 +130,7 @@ def test_edits_are_recorded_in_the_contract_ledger(
     result = run_hook(
         "post-tool-use", edit_payload(tool, str(source), project, **extra), base_env(tmpdir, project)
     )
-    assert result.stdout.decode() == EDITED.format(name="UserService.swift") + "\n"
+    assert context(result, "PostToolUse") == EDITED.format(name="UserService.swift")
     assert expected_ledger(str(tmpdir), str(project)).read_text() == f"{source}\n"
 
 
@@ -143,7 +158,7 @@ def test_the_older_environment_variable_protocol_still_works(project: Path, tmpd
     env = base_env(tmpdir, project)
     env["CLAUDE_TOOL_INPUT"] = json.dumps({"file_path": f"{project}/Sources/App/C.m"})
     result = run_hook("post-tool-use", None, env)
-    assert result.stdout.decode() == EDITED.format(name="C.m") + "\n"
+    assert context(result, "PostToolUse") == EDITED.format(name="C.m")
     assert expected_ledger(str(tmpdir), str(project)).read_text() == f"{project}/Sources/App/C.m\n"
 
 
@@ -166,7 +181,7 @@ def test_malformed_input_exits_zero_with_a_reason(
     project: Path, tmpdir: Path, stdin: bytes | None, reason: str
 ) -> None:
     result = run_hook("post-tool-use", stdin, base_env(tmpdir, project))
-    line = result.stdout.decode()
+    line = context(result, "PostToolUse")
     assert line.startswith("[xcindex] post-tool-use: ")
     assert reason in line
     assert not expected_ledger(str(tmpdir), str(project)).exists()
@@ -189,11 +204,11 @@ def test_an_unwritable_temporary_folder_exits_zero_with_a_reason(
         bad.write_text("not a folder")
     env = base_env(bad, project)
     result = run_hook("post-tool-use", edit_payload("Edit", str(project / "A.swift"), project), env)
-    line = result.stdout.decode()
+    line = context(result, "PostToolUse")
     assert line.startswith("[xcindex] Could not record the edit of 'A.swift' in the session ledger ")
     assert str(expected_ledger(str(bad), str(project))) in line
     start = run_hook("session-start", None, env)
-    assert b"Could not reset the session ledger" in start.stdout
+    assert "Could not reset the session ledger" in context(start, "SessionStart")
 
 
 def run_concurrently(payloads: list[bytes], env: Mapping[str, str], folder: Path) -> list[bytes]:
@@ -228,7 +243,16 @@ def test_fifty_concurrent_hooks_record_fifty_distinct_lines(
     sources = [project / "Sources" / "App" / f"File{i:02}.swift" for i in range(50)]
     payloads = [edit_payload("Edit", str(source), project) for source in sources]
     outputs = run_concurrently(payloads, base_env(tmpdir, project), tmp_path / "inputs")
-    assert [out.decode() for out in outputs] == [EDITED.format(name=s.name) + "\n" for s in sources]
+    expected = [
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PostToolUse",
+                "additionalContext": EDITED.format(name=s.name),
+            }
+        }
+        for s in sources
+    ]
+    assert [json.loads(out) for out in outputs] == expected
     lines = expected_ledger(str(tmpdir), str(project)).read_text().splitlines()
     assert len(lines) == 50
     assert set(lines) == {str(source) for source in sources}
@@ -261,13 +285,9 @@ def grep_payload(tool_input: dict[str, object], cwd: Path) -> bytes:
 def test_a_grep_over_swift_sources_gets_non_blocking_advice(project: Path, tmpdir: Path) -> None:
     tool_input = {"pattern": "fetchUser", "glob": "*.swift", "output_mode": "content", "-n": True}
     result = run_hook("pre-tool-use", grep_payload(tool_input, project), base_env(tmpdir, project))
-    output = json.loads(result.stdout)
-    assert list(output) == ["hookSpecificOutput"]
-    specific = output["hookSpecificOutput"]
-    assert list(specific) == ["hookEventName", "additionalContext"]
-    assert specific["hookEventName"] == "PreToolUse"
-    assert "mcp__xcindex__find_symbol" in specific["additionalContext"]
-    assert "mcp__xcindex__find_references" in specific["additionalContext"]
+    text = context(result, "PreToolUse")
+    assert "mcp__xcindex__find_symbol" in text
+    assert "mcp__xcindex__find_references" in text
 
 
 def test_other_greps_and_bad_input_get_no_advice(project: Path, tmpdir: Path) -> None:
@@ -276,8 +296,8 @@ def test_other_greps_and_bad_input_get_no_advice(project: Path, tmpdir: Path) ->
         run_hook("pre-tool-use", grep_payload({"pattern": "TODO", "glob": "*.py"}, project), env).stdout
         == b""
     )
-    bad = run_hook("pre-tool-use", b"\x89PNG", env).stdout.decode()
-    assert bad == "[xcindex] pre-tool-use: the hook input on stdin is not valid JSON; no advice given.\n"
+    bad = context(run_hook("pre-tool-use", b"\x89PNG", env), "PreToolUse")
+    assert bad == "[xcindex] pre-tool-use: the hook input on stdin is not valid JSON; no advice given."
 
 
 # -- session-start ----------------------------------------------------------------------------
@@ -298,10 +318,10 @@ def test_session_start_reports_and_clears(project: Path, tmpdir: Path) -> None:
     ledger_file.write_text(f"{project}/Sources/App/Old.swift\n")
     startup = json.dumps({"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}).encode()
 
-    no_index = run_hook("session-start", startup, env).stdout.decode()
+    no_index = context(run_hook("session-start", startup, env), "SessionStart")
     assert no_index == (
         f"[xcindex] No index found for App: build one with `swift build --build-tests` in {project} "
-        "to enable the xcindex tools.\n"
+        "to enable the xcindex tools."
     )
     assert ledger_file.read_bytes() == b""
 
@@ -311,18 +331,18 @@ def test_session_start_reports_and_clears(project: Path, tmpdir: Path) -> None:
     os.utime(source, (now - 100, now - 100))
     os.utime(project / "Package.swift", (now - 100, now - 100))
     fake_store(project, now - 10)
-    current = run_hook("session-start", startup, env).stdout.decode()
+    current = context(run_hook("session-start", startup, env), "SessionStart")
     assert current.startswith("[xcindex] Index is current for App (last built ")
 
     os.utime(source, (now, now))
-    stale = run_hook("session-start", startup, env).stdout.decode()
+    stale = context(run_hook("session-start", startup, env), "SessionStart")
     assert stale.startswith("[xcindex] 1 Swift file(s) newer than the index for App (last built ")
     assert "): Sources/App/App.swift. Rebuild (`swift build --build-tests` in " in stale
 
 
 def test_session_start_without_a_project(tmp_path: Path, tmpdir: Path) -> None:
     result = run_hook("session-start", None, base_env(tmpdir, tmp_path / "nothing-here"))
-    assert result.stdout.decode().startswith("[xcindex] No Swift package or Xcode project in ")
+    assert context(result, "SessionStart").startswith("[xcindex] No Swift package or Xcode project in ")
 
 
 def test_no_hook_ever_runs_a_build(project: Path, tmpdir: Path, tmp_path: Path) -> None:
@@ -345,34 +365,55 @@ def test_no_hook_ever_runs_a_build(project: Path, tmpdir: Path, tmp_path: Path) 
 # -- packaging and import weight --------------------------------------------------------------
 
 
-def test_the_plugin_hooks_file_runs_these_hooks(project: Path, tmpdir: Path) -> None:
+def test_the_plugin_hooks_run_through_the_launcher_and_an_installed_xcindex(
+    project: Path, tmpdir: Path, tmp_path: Path
+) -> None:
+    """hooks/hooks.json as Claude Code runs it (`${CLAUDE_PLUGIN_ROOT}` expanded, the command
+    through `sh -c`), with this checkout's xcindex installed on PATH: the launcher adopts it
+    (its version is the plugin's) and the hooks answer in the contract's JSON. The clean
+    machine, where the launcher installs xcindex itself, is tests/e2e/test_plugin_install.py."""
     config = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(config) == {"SessionStart", "PostToolUse", "PreToolUse"}
     assert [group.get("matcher") for group in config["PostToolUse"]] == ["Edit|Write|MultiEdit"]
     assert [group.get("matcher") for group in config["PreToolUse"]] == ["Grep"]
     env = base_env(tmpdir, project)
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env['PATH']}"
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env["CLAUDE_PLUGIN_ROOT"] = str(REPO)
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "plugin-data")
+    env["HOME"] = str(tmp_path / "home")
+    setup = subprocess.run(
+        [str(REPO / "bin" / "xcindex"), "--setup"], capture_output=True, env=env, timeout=60, check=False
+    )
+    assert setup.returncode == 0, setup
+    assert setup.stderr.decode() == f"[xcindex] xcindex {_version()} is ready: {VENV_BIN / 'xcindex'}\n"
     payloads = {
         "SessionStart": b'{"hook_event_name": "SessionStart", "source": "startup"}',
         "PostToolUse": edit_payload("Edit", str(project / "A.swift"), project),
         "PreToolUse": grep_payload({"pattern": "x", "glob": "**/*.swift"}, project),
     }
+    texts = {}
     for event, groups in config.items():
         (hook,) = [hook for group in groups for hook in group["hooks"]]
         assert hook["type"] == "command"
+        assert hook["command"].startswith('"${CLAUDE_PLUGIN_ROOT}/bin/xcindex" hook ')
+        command = hook["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
         result = subprocess.run(
-            hook["command"],
-            shell=True,
-            input=payloads[event],
-            capture_output=True,
-            env=env,
-            timeout=60,
-            check=False,
+            command, shell=True, input=payloads[event], capture_output=True, env=env, timeout=60, check=False
         )
         assert result.returncode == 0, result
-        assert result.stdout.startswith((b"[xcindex] ", b'{"hookSpecificOutput"')), result.stdout
+        texts[event] = context(result, event)
+    assert texts["PostToolUse"] == EDITED.format(name="A.swift")
+    assert texts["SessionStart"].startswith("[xcindex] No index found for App")
+    # Under the plugin, the nudge names the tools as the plugin exposes them.
+    assert "mcp__plugin_xcindex_xcindex__find_symbol" in texts["PreToolUse"]
     mcp = json.loads((REPO / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["xcindex"] == {"command": "xcindex", "args": ["serve"]}
+    assert mcp["mcpServers"]["xcindex"] == {"command": "${CLAUDE_PLUGIN_ROOT}/bin/xcindex", "args": ["serve"]}
+
+
+def _version() -> str:
+    from xcindex import __version__
+
+    return __version__
 
 
 HEAVY = ("anyio", "trio", "mcp", "cffi", "structlog", "lsprotocol", "pydantic")

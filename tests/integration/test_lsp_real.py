@@ -23,7 +23,7 @@ import pytest
 
 from xcindex.actors.lsp import ChildState, LspPool, LspPoolConfig
 from xcindex.lsp.positions import LspLocation
-from xcindex.lsp.workspace import find_sourcekit_lsp
+from xcindex.toolchain import find_sourcekit_lsp
 from xcindex.warnings import CodedError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from xcindex import hooks, ledger
+from xcindex.projects import choose_project
 
 NOTE = "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
 
@@ -184,16 +185,10 @@ def test_an_unwritable_temporary_folder_is_reported(env: dict[str, str], tmp_pat
 
 
 def advice(line: str | None) -> str:
+    """The handler's text: `main` wraps it in the hooks contract's JSON (checked below)."""
     assert line is not None
-    output = json.loads(line)
-    assert set(output) == {"hookSpecificOutput"}
-    specific = output["hookSpecificOutput"]
-    # Never a decision: the Grep always runs.
-    assert set(specific) == {"hookEventName", "additionalContext"}
-    assert specific["hookEventName"] == "PreToolUse"
-    text = specific["additionalContext"]
-    assert isinstance(text, str)
-    return text
+    assert "\n" not in line
+    return line
 
 
 @pytest.mark.parametrize(
@@ -210,6 +205,17 @@ def test_a_grep_over_swift_sources_gets_advice(env: dict[str, str], tool_input: 
     text = advice(hooks.pre_tool_use(env, grep(tool_input, "/nowhere")))
     assert "mcp__xcindex__find_symbol" in text
     assert "mcp__xcindex__find_references" in text
+    assert "mcp__plugin_" not in text
+
+
+def test_under_the_plugin_the_advice_names_the_plugins_tool_names(env: dict[str, str]) -> None:
+    """A plugin's MCP tools are `mcp__plugin_<plugin>_<server>__<tool>`; Claude Code sets
+    CLAUDE_PLUGIN_ROOT for a plugin's hooks."""
+    env["CLAUDE_PLUGIN_ROOT"] = "/home/me/.claude/plugins/cache/xcindex/xcindex/0.1.0"
+    text = advice(hooks.pre_tool_use(env, grep({"pattern": "TODO", "type": "swift"}, "/nowhere")))
+    for tool in ("find_symbol", "find_references", "find_definition", "blast_radius", "plan_rename"):
+        assert f"mcp__plugin_xcindex_xcindex__{tool}" in text
+    assert "mcp__xcindex__" not in text
 
 
 def test_an_identifier_search_in_a_swift_project_names_the_symbol(
@@ -361,6 +367,28 @@ def test_find_projects_prefers_shallow_packages_then_workspaces_then_projects(tm
     ]
     assert [p.name for p in found] == ["App", "App", "Kit"]
     assert [p.root for p in found] == [tmp_path, tmp_path, tmp_path / "Packages" / "Kit"]
+    # A project in the folder itself is the one it means, local packages below notwithstanding.
+    assert choose_project(tmp_path, found) == found[0]
+
+
+def test_several_unrelated_projects_below_are_never_adopted(env: dict[str, str]) -> None:
+    home = Path(env["CLAUDE_PROJECT_DIR"])
+    now = time.time()
+    make_package(home / "src" / "Alpha", sources={"Sources/A/A.swift": now - 100}, units=[now - 50])
+    make_package(home / "src" / "Beta", sources={"Sources/B/B.swift": now - 100}, units=[now - 50])
+    found = hooks.find_projects(home)
+    assert choose_project(home, found) is None
+    assert session_start(env) == (
+        f"[xcindex] Several Swift projects below {home} (src/Alpha, src/Beta): the xcindex tools answer "
+        "about the one named by their projectPath argument; none is assumed."
+    )
+
+
+def test_one_project_folder_below_is_adopted(tmp_path: Path) -> None:
+    (tmp_path / "ios" / "App.xcodeproj").mkdir(parents=True)
+    make_package(tmp_path / "ios")
+    found = hooks.find_projects(tmp_path)
+    assert choose_project(tmp_path, found) == hooks.Project(tmp_path / "ios", "swiftpm")
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -374,8 +402,13 @@ def test_main_always_returns_zero(
 
     monkeypatch.setitem(hooks._HANDLERS, "session-start", broken)
     assert hooks.main("session-start") == 0
-    assert capsys.readouterr().out == (
-        "[xcindex] The session-start hook could not do its job: RuntimeError: disk on fire\n"
-    )
+    assert json.loads(capsys.readouterr().out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "[xcindex] The session-start hook could not do its job: RuntimeError: disk on fire",
+        }
+    }
     assert hooks.main("no-such-event") == 0
-    assert "Unknown hook event 'no-such-event'" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Unknown hook event 'no-such-event'" in captured.err

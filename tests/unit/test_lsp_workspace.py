@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,6 @@ import pytest
 from xcindex.lsp.workspace import (
     WorkspaceKind,
     WorkspaceRoot,
-    find_sourcekit_lsp,
     resolve_workspace_root,
     workspace_root_for_index_store,
     workspace_root_for_project,
@@ -128,54 +126,6 @@ def test_nothing_to_go_on_is_workspace_root_unresolved(arguments: dict[str, Path
     with pytest.raises(CodedError) as caught:
         resolve_workspace_root(**arguments)
     assert caught.value.code is WarningCode.WORKSPACE_ROOT_UNRESOLVED
-
-
-def test_sourcekit_lsp_path_wins_and_is_checked(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "custom" / "sourcekit-lsp")
-    assert find_sourcekit_lsp(environ={"SOURCEKIT_LSP_PATH": str(binary), "PATH": ""}) == binary
-    with pytest.raises(CodedError) as missing:
-        find_sourcekit_lsp(environ={"SOURCEKIT_LSP_PATH": str(tmp_path / "nope")})
-    assert missing.value.code is WarningCode.SOURCEKIT_LSP_NOT_FOUND
-    binary.chmod(0o644)
-    with pytest.raises(CodedError) as not_executable:
-        find_sourcekit_lsp(environ={"SOURCEKIT_LSP_PATH": str(binary)})
-    assert not_executable.value.code is WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE
-    assert "chmod +x" in not_executable.value.message
-    with pytest.raises(CodedError) as directory:
-        find_sourcekit_lsp(environ={"SOURCEKIT_LSP_PATH": str(tmp_path)})
-    assert directory.value.code is WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE
-
-
-def test_the_configured_binary_wins_over_the_environment(tmp_path: Path) -> None:
-    configured = executable(tmp_path / "a" / "sourcekit-lsp")
-    other = executable(tmp_path / "b" / "sourcekit-lsp")
-    assert find_sourcekit_lsp(configured, environ={"SOURCEKIT_LSP_PATH": str(other)}) == configured
-
-
-def test_the_toolchain_next_to_swift_is_found_through_symlinks(tmp_path: Path) -> None:
-    toolchain_bin = tmp_path / "toolchain" / "usr" / "bin"
-    executable(toolchain_bin / "swift")
-    lsp = executable(toolchain_bin / "sourcekit-lsp")
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    os.symlink(toolchain_bin / "swift", shims / "swift")
-    executable(tmp_path / "elsewhere" / "sourcekit-lsp")
-    search = f"{shims}{os.pathsep}{tmp_path / 'elsewhere'}"
-    assert find_sourcekit_lsp(environ={"PATH": search}) == lsp
-
-
-def test_path_is_the_last_resort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("xcindex.lsp.workspace.DEFAULT_TOOLCHAIN_BIN", tmp_path / "no-toolchain")
-    on_path = executable(tmp_path / "bin" / "sourcekit-lsp")
-    assert find_sourcekit_lsp(environ={"PATH": str(tmp_path / "bin")}) == on_path
-    with pytest.raises(CodedError) as caught:
-        find_sourcekit_lsp(environ={"PATH": str(tmp_path / "empty")})
-    assert caught.value.code is WarningCode.SOURCEKIT_LSP_NOT_FOUND
-
-
-@pytest.mark.toolchain
-def test_this_machine_has_the_toolchain_binary() -> None:
-    assert find_sourcekit_lsp(environ={"PATH": "/usr/bin:/bin"}) == Path("/opt/swift/usr/bin/sourcekit-lsp")
 
 
 @pytest.mark.parametrize(

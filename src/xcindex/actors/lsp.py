@@ -50,7 +50,7 @@ from xcindex.lsp.client import (
 from xcindex.lsp.faults import LspStage, classify_fault
 from xcindex.lsp.jsonrpc import ConnectionClosed, JsonRpcConnection, JsonValue, WorkDone
 from xcindex.lsp.positions import LspLocation, SourceText, make_location
-from xcindex.lsp.workspace import find_sourcekit_lsp
+from xcindex.toolchain import find_sourcekit_lsp
 from xcindex.warnings import CodedError, WarningCode
 
 log = get_logger(__name__)

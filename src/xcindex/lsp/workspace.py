@@ -1,4 +1,4 @@
-"""Where sourcekit-lsp should run: the workspace root, and the sourcekit-lsp binary itself.
+"""Where sourcekit-lsp should run: the workspace root (the binary is `xcindex.toolchain`'s).
 
 Both are small synchronous file-system checks (a handful of `stat` calls).
 """
@@ -6,8 +6,6 @@ Both are small synchronous file-system checks (a handful of `stat` calls).
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -15,9 +13,6 @@ from pathlib import Path
 from xcindex.warnings import CodedError, WarningCode
 
 MAX_LEVELS_UP = 10
-DEFAULT_TOOLCHAIN_BIN = Path("/opt/swift/usr/bin")
-BINARY_NAME = "sourcekit-lsp"
-BINARY_ENV = "SOURCEKIT_LSP_PATH"
 
 _XCODE_SUFFIXES = (".xcodeproj", ".xcworkspace")
 _BUILD_SETTINGS_FILES = ("compile_commands.json", "buildServer.json")
@@ -153,53 +148,3 @@ def resolve_workspace_root(
         # A path the file system refuses (too long, a NUL byte): no root, and a reason.
         raise _unresolved(f"cannot resolve a workspace root: {error}") from None
     raise _unresolved("neither projectPath nor indexStorePath was given")
-
-
-def _is_executable_file(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def _checked_explicit(path: Path, origin: str) -> Path:
-    if not path.exists():
-        raise CodedError(
-            WarningCode.SOURCEKIT_LSP_NOT_FOUND, f"{origin} points at {path}, which does not exist"
-        )
-    if not _is_executable_file(path):
-        raise CodedError(
-            WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE,
-            f"{origin} points at {path}, which is not an executable file (chmod +x it)",
-        )
-    return path
-
-
-def find_sourcekit_lsp(override: Path | None = None, *, environ: Mapping[str, str] | None = None) -> Path:
-    """The sourcekit-lsp binary to launch.
-
-    Order: `override` (configuration), `SOURCEKIT_LSP_PATH`, the toolchain (next to `swift` on
-    PATH with symlinks resolved, then /opt/swift/usr/bin), then PATH.
-
-    Raises:
-        CodedError: sourcekit_lsp_not_found, or sourcekit_lsp_binary_not_executable when an
-            explicit path names a file that cannot be executed.
-    """
-    env = os.environ if environ is None else environ
-    if override is not None:
-        return _checked_explicit(override, "the configured sourcekit-lsp path")
-    explicit = env.get(BINARY_ENV, "")
-    if explicit:
-        return _checked_explicit(Path(explicit), BINARY_ENV)
-    search_path = env.get("PATH", os.defpath)
-    swift = shutil.which("swift", path=search_path)
-    toolchain_bins = [Path(os.path.realpath(swift)).parent] if swift else []
-    toolchain_bins.append(DEFAULT_TOOLCHAIN_BIN)
-    for folder in toolchain_bins:
-        candidate = folder / BINARY_NAME
-        if _is_executable_file(candidate):
-            return candidate
-    on_path = shutil.which(BINARY_NAME, path=search_path)
-    if on_path:
-        return Path(on_path)
-    raise CodedError(
-        WarningCode.SOURCEKIT_LSP_NOT_FOUND,
-        f"no {BINARY_NAME} next to swift, in {DEFAULT_TOOLCHAIN_BIN} or on PATH; set {BINARY_ENV}",
-    )

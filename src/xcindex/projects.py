@@ -1,0 +1,172 @@
+"""Swift packages and Xcode projects on disk, which one a folder means, and how fresh its index is.
+
+The session-start hook, the doctor and the server share this. Import-light (stdlib only):
+the hooks run on every edit an agent makes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+BUILD_COMMAND = "swift build --build-tests"
+PRUNED_DIRS = frozenset({".git", ".build", "Pods", "node_modules", "DerivedData"})
+STALE_NAMES_SHOWN = 5
+PROJECT_SEARCH_DEPTH = 2
+
+
+class Record:
+    """A small immutable value with equality. Not a dataclass: importing `dataclasses`
+    (and `inspect` with it) was a fifth of a hook's run, and a hook runs on every edit."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    """The fields in their constructor order."""
+
+    def __init__(self, *values: object) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *(repr(v) for v in self._values())))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+
+class Project(Record):
+    """A project found on disk: `path` is the package folder, or the .xcodeproj/.xcworkspace;
+    `kind` is "swiftpm" or "xcode"."""
+
+    __slots__ = ("kind", "path")
+    _fields = ("path", "kind")
+    path: Path
+    kind: str
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(path, kind)
+
+    @property
+    def root(self) -> Path:
+        """The folder whose Swift sources the index covers."""
+        return self.path if self.kind == "swiftpm" else self.path.parent
+
+    @property
+    def name(self) -> str:
+        return self.path.stem if self.kind == "xcode" else self.path.name
+
+
+def list_folder(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(entries, key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def find_projects(directory: Path, depth: int = PROJECT_SEARCH_DEPTH) -> list[Project]:
+    """Swift packages and Xcode projects at or below `directory`, shallowest first.
+
+    At one depth a Package.swift comes before an .xcworkspace, which comes before an
+    .xcodeproj. Build and dependency folders are not searched, nor are Xcode bundles.
+    """
+    found: list[Project] = []
+    level = [directory]
+    for _ in range(depth + 1):
+        packages: list[Project] = []
+        workspaces: list[Project] = []
+        xcodeprojs: list[Project] = []
+        deeper: list[Path] = []
+        for folder in level:
+            for entry in list_folder(folder):
+                path = Path(entry.path)
+                try:
+                    is_dir = entry.is_dir()
+                    is_file = entry.is_file()
+                except OSError:
+                    continue
+                if entry.name == "Package.swift" and is_file:
+                    packages.append(Project(folder, "swiftpm"))
+                elif not is_dir:
+                    continue
+                elif path.suffix == ".xcworkspace":
+                    workspaces.append(Project(path, "xcode"))
+                elif path.suffix == ".xcodeproj":
+                    xcodeprojs.append(Project(path, "xcode"))
+                elif entry.name not in PRUNED_DIRS and not entry.name.startswith("."):
+                    deeper.append(path)
+        found += packages + workspaces + xcodeprojs
+        level = deeper
+    return found
+
+
+def newest_unit_mtime_ns(store: Path) -> int | None:
+    """When the compiler last wrote a unit into the store; None if it holds none."""
+    newest: int | None = None
+    try:
+        with os.scandir(store / "v5" / "units") as entries:
+            for entry in entries:
+                try:
+                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+                except OSError:
+                    continue
+                newest = mtime if newest is None else max(newest, mtime)
+    except OSError:
+        return None
+    return newest
+
+
+def _swift_files(root: Path) -> Iterator[tuple[Path, int]]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [name for name in dirs if name not in PRUNED_DIRS]
+        for name in files:
+            if name.endswith(".swift"):
+                path = Path(folder, name)
+                try:
+                    yield path, path.stat().st_mtime_ns
+                except OSError:
+                    continue
+
+
+def swift_files_newer_than(root: Path, mtime_ns: int) -> list[Path]:
+    """Swift sources under `root` modified after `mtime_ns`, newest first."""
+    newer = [(mtime, path) for path, mtime in _swift_files(root) if mtime > mtime_ns]
+    newer.sort(key=lambda item: (-item[0], str(item[1])))
+    return [path for _, path in newer]
+
+
+def format_time(mtime_ns: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime_ns / 1e9))
+
+
+def rebuild_advice(project: Project) -> str:
+    if project.kind == "swiftpm":
+        return f"`{BUILD_COMMAND}` in {project.root}"
+    return "a build in Xcode (with indexing enabled)"
+
+
+def choose_project(directory: Path, found: list[Project]) -> Project | None:
+    """The project `directory` means, from `find_projects(directory)`; None when it is ambiguous.
+
+    One project folder among the candidates (a package beside its Xcode project counts once),
+    or a project in `directory` itself, is the answer. Several unrelated projects further
+    down are not: the caller names them and asks which one, rather than adopting one.
+    """
+    if not found:
+        return None
+    if len({project.root for project in found}) == 1:
+        return found[0]
+    here = [project for project in found if project.root == directory]
+    return here[0] if here else None

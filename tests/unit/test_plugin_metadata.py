@@ -1,0 +1,75 @@
+"""The plugin's metadata: one version everywhere, a marketplace that lists it, the licence
+shipped, and the toolchain search in one module."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import xcindex
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+MARKETPLACE = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def test_one_version_plugin_package_and_installed_metadata() -> None:
+    # pyproject's version is dynamic, read from xcindex.__version__: one source of truth.
+    assert "version" not in PYPROJECT["project"]
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "xcindex.__version__"}
+    assert PLUGIN["version"] == xcindex.__version__ == importlib.metadata.version("xcindex")
+
+
+def test_plugin_json_has_what_a_marketplace_shows() -> None:
+    assert PLUGIN["name"] == "xcindex"
+    assert 0 < len(PLUGIN["description"]) < 200
+    assert PLUGIN["homepage"].startswith("https://")
+    assert PLUGIN["repository"].startswith("https://")
+    assert PLUGIN["license"] == "MIT"
+
+
+def test_the_marketplace_lists_this_repository_as_the_plugin() -> None:
+    (entry,) = MARKETPLACE["plugins"]
+    assert entry["name"] == PLUGIN["name"]
+    assert entry["source"] == "./"
+    assert entry["description"] == PLUGIN["description"]
+    assert MARKETPLACE["owner"]["name"]
+
+
+def test_the_mit_licence_is_in_the_repository_and_the_package_metadata() -> None:
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("MIT License")
+    assert PYPROJECT["project"]["license-files"] == ["LICENSE"]
+    distribution = importlib.metadata.distribution("xcindex")
+    assert distribution.metadata.get_all("License-File") == ["LICENSE"]
+
+
+def test_sourcekit_lsp_path_is_read_in_one_place_and_toolchain_is_a_leaf() -> None:
+    source = REPO / "src" / "xcindex"
+    readers = sorted(
+        str(path.relative_to(source))
+        for path in source.rglob("*.py")
+        if '"SOURCEKIT_LSP_PATH"' in path.read_text() or "'SOURCEKIT_LSP_PATH'" in path.read_text()
+    )
+    assert readers == ["toolchain.py"]
+    imports = re.findall(r"^\s*(?:from|import) (xcindex\S*)", (source / "toolchain.py").read_text(), re.M)
+    assert set(imports) <= {"xcindex.warnings"}
+
+
+def test_every_plugin_file_names_tools_as_the_plugin_exposes_them() -> None:
+    """Skills, commands and the agent run under the plugin: `mcp__xcindex__*` names a tool
+    that does not exist there."""
+    files = [*REPO.glob("skills/*/SKILL.md"), *REPO.glob("commands/*.md"), *REPO.glob("agents/*.md")]
+    assert len(files) >= 7
+    for path in files:
+        text = path.read_text()
+        assert "mcp__xcindex__" not in text, path
+        assert "mcp__plugin_xcindex_xcindex__" in text, path
+    for skill in REPO.glob("skills/*/SKILL.md"):
+        front = skill.read_text().split("---")[1]
+        assert re.search(r"^when_to_use: \S", front, re.M), skill
