@@ -31,6 +31,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # its own, so edits recorded by a developer's own agent session (or a hook run by hand
     # in this checkout) never make the tests' answers stale.
     os.environ["CLAUDE_PROJECT_DIR"] = tempfile.mkdtemp(prefix="xcindex-test-project-")
+    # Hypothesis keeps a cache (and, unless told not to, an example database) in
+    # `.hypothesis/` of the working directory: the tests write nothing into the repository.
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(tempfile.mkdtemp(prefix="xcindex-test-hypothesis-"))
     if SWIFT_BIN.is_dir() and str(SWIFT_BIN) not in os.environ.get("PATH", ""):
         os.environ["PATH"] = f"{SWIFT_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 

@@ -98,9 +98,13 @@ async def test_every_tool_answers_end_to_end(client: Client) -> None:
         load_expected("references.json")["AppDelegate.setUp()"]
     )
     definition = await call(client, "find_definition", usr=usr)
-    assert (
-        definition.structured_content["result"]["line"] == 5
-        or definition.structured_content["result"]["usr"] == usr
+    site = definition.structured_content["result"]
+    expected_site = next(e for e in load_expected("symbols.json") if e["key"] == "AppDelegate.setUp()")
+    assert (site["usr"], site["path"], site["line"], site["column"]) == (
+        usr,
+        str(CANARY / expected_site["definitionPath"]),
+        expected_site["definitionLine"],
+        expected_site["definitionColumn"],
     )
     overrides = await call(client, "find_overrides", usr=usr)
     assert len(overrides.structured_content["results"]) == len(
