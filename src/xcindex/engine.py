@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import partial
@@ -23,6 +25,7 @@ from anyio.abc import TaskGroup
 from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
+from xcindex.actors.mailbox import ActorTimeout
 from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
@@ -161,6 +164,19 @@ def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFre
     return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
 
 
+@contextmanager
+def _index_timeout(limit: float) -> Iterator[None]:
+    """An index actor that does not answer in time is a coded fault, not a bare timeout."""
+    try:
+        yield
+    except ActorTimeout:
+        raise CodedError(
+            WarningCode.INDEX_QUERY_TIMEOUT,
+            f"The index did not answer within {limit:g} s (a very large first ingestion, or a stuck "
+            "query); status shows its progress. Ask again, or raise EngineConfig.query_timeout_s.",
+        ) from None
+
+
 def _nothing(db: object) -> None:
     """A query that only makes the index actor take in what the store has."""
 
@@ -276,11 +292,9 @@ class Engine:
 
     async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
         handle = await self._index_for(location)
-        return await handle.query(
-            fn,
-            timeout=timeout if timeout is not None else self.config.query_timeout_s,
-            progress=current_progress_listener.get(),
-        )
+        limit = timeout if timeout is not None else self.config.query_timeout_s
+        with _index_timeout(limit):
+            return await handle.query(fn, timeout=limit, progress=current_progress_listener.get())
 
     async def _answer(
         self, project_path: str | None, index_store_path: str | None, args: LocationArgs
@@ -289,9 +303,10 @@ class Engine:
         store's own health say to its freshness (name-match fallback, unreadable units)."""
         location = await self.locate(project_path, index_store_path)
         handle = await self._index_for(location)
-        answer = await handle.ask(
-            args.tool, args, timeout=self.config.query_timeout_s, progress=current_progress_listener.get()
-        )
+        with _index_timeout(self.config.query_timeout_s):
+            answer = await handle.ask(
+                args.tool, args, timeout=self.config.query_timeout_s, progress=current_progress_listener.get()
+            )
         state = await (await self._index_for(location)).state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
             state
@@ -627,9 +642,10 @@ class Engine:
                 state = await (await self._index_for(location)).state()
                 if not state.ready:
                     done, total = state.progress
-                    raise XcindexError(
+                    raise CodedError(
+                        WarningCode.INDEX_FIRST_INGESTION_RUNNING,
                         f"The first ingestion of this index is still running ({done}/{total} records read); "
-                        "ask again in a moment."
+                        "ask again in a moment.",
                     )
                 # Busy, not broken: a timeout is an answer, with what was last known.
                 known: list[FileFreshness] = (

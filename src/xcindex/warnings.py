@@ -34,6 +34,9 @@ class WarningCode(StrEnum):
     INDEX_UNIT_UNREADABLE = "index_unit_unreadable"
     INDEX_RECORD_UNREADABLE = "index_record_unreadable"
     DERIVED_DATA_NAME_MATCH = "derived_data_name_match"
+    # Index-side faults of a whole call (raised as CodedError, logged with the code).
+    INDEX_QUERY_TIMEOUT = "index_query_timeout"
+    INDEX_FIRST_INGESTION_RUNNING = "index_first_ingestion_running"
 
 
 class Completeness(StrEnum):

@@ -91,6 +91,10 @@ class IndexActor:
     _refresh_lock: anyio.Lock = field(default_factory=anyio.Lock)
     _failures: tuple[tuple[str, str, str], ...] = ()
     _listeners: set[ProgressListener] = field(default_factory=set)
+    _unserved: set[Envelope[IndexRequest, Any]] = field(default_factory=set)
+    """Envelopes handed to a task that may be cancelled before it runs a line (asyncio
+    never starts a coroutine cancelled before its first step): closed at shutdown so no
+    caller's reply channel is left open."""
     _db_path: Path = field(default=Path())
 
     def handle(self) -> IndexHandle:
@@ -108,11 +112,15 @@ class IndexActor:
                     if isinstance(envelope.request, GetState):
                         await envelope.reply(self._state())
                     else:
+                        self._unserved.add(envelope)
                         tg.start_soon(self._serve, envelope)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self.mailbox.aclose()
+                for envelope in self._unserved:
+                    envelope.close()
+                self._unserved.clear()
                 db, self._db = self._db, None
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
@@ -216,6 +224,7 @@ class IndexActor:
             await envelope.reply(result)
         finally:
             envelope.close()
+            self._unserved.discard(envelope)
 
 
 class IndexHandle:

@@ -119,5 +119,8 @@ class ActorHandle(Generic[Req, Rep]):
         except TimeoutError:
             raise ActorTimeout(f"no answer within {timeout:g} s") from None
         finally:
+            # Whether or not the envelope got into the inbox, the caller is done with the
+            # reply: an actor that answers later finds the channel closed (and ignores that).
+            reply_send.close()
             await reply_receive.aclose()
         return outcome.unwrap()
