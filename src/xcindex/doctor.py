@@ -38,6 +38,7 @@ from xcindex.hooks import (
     rebuild_advice,
     swift_files_newer_than,
 )
+from xcindex.indexstore.layout import units_dir
 from xcindex.indexstore.library import LibraryNotFound, find_library, toolchain_roots
 from xcindex.locate import LocateError, Location, locate
 from xcindex.warnings import WarningCode
@@ -352,7 +353,7 @@ class _Doctor:
                 f"Build the project: {rebuild_advice(project)}.",
             )
             return None
-        units = _count_entries(location.store_path / "v5" / "units")
+        units = _count_entries(units_dir(location.store_path))
         self.report.ok(
             f"Index store: {location.store_path} ({units} units, last built {format_time(newest)})"
         )

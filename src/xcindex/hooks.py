@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from xcindex import ledger
+from xcindex.indexstore.layout import units_dir
 
 TOOL_INPUT_ENV = "CLAUDE_TOOL_INPUT"
 """The older protocol: the tool's input as JSON in the environment."""
@@ -249,7 +250,7 @@ def newest_unit_mtime_ns(store: Path) -> int | None:
     """When the compiler last wrote a unit into the store; None if it holds none."""
     newest: int | None = None
     try:
-        with os.scandir(store / "v5" / "units") as entries:
+        with os.scandir(units_dir(store)) as entries:
             for entry in entries:
                 try:
                     mtime = entry.stat(follow_symlinks=False).st_mtime_ns

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xcindex.indexstore.layout import is_store, units_mtime_ns
 from xcindex.warnings import CodedError, WarningCode, XcindexError
 
 DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
@@ -44,7 +45,7 @@ def _absolute(raw: str, what: str) -> Path:
 
 
 def _is_store(path: Path) -> bool:
-    return (path / "v5" / "units").is_dir()
+    return is_store(path)
 
 
 def locate(project_path: str | None, index_store_path: str | None) -> Location:
@@ -113,10 +114,7 @@ def swiftpm_store_candidates(package: Path) -> list[Path]:
 
 
 def _store_mtime(store: Path) -> int:
-    try:
-        return (store / "v5" / "units").stat().st_mtime_ns
-    except OSError:
-        return 0
+    return units_mtime_ns(store)
 
 
 def _locate_swiftpm(package: Path) -> Location:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CANARY, load_expected
-from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.binding import MIN_API_VERSION, IndexStore
 from xcindex.indexstore.model import DependencyKind, RecordData, Role, UnitInfo, kind_name
+from xcindex.indexstore.pool import WorkerPool
 
 pytestmark = pytest.mark.toolchain
 

@@ -19,9 +19,10 @@ import anyio.to_thread
 
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox
-from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import RefreshReport, refresh
+from xcindex.indexstore.layout import units_mtime_ns
+from xcindex.indexstore.pool import WorkerPool
 
 log = get_logger(__name__)
 
@@ -141,10 +142,7 @@ class IndexActor:
             self._listeners.discard(listener)
 
     def _units_mtime(self) -> int:
-        try:
-            return (self.store_path / "v5" / "units").stat().st_mtime_ns
-        except OSError:
-            return 0
+        return units_mtime_ns(self.store_path)
 
     async def _refresh_if_needed(self, *, force: bool = False) -> None:
         async with self._refresh_lock:

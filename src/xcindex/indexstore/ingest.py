@@ -19,9 +19,10 @@ import anyio
 import anyio.to_thread
 
 from xcindex._log import get_logger
-from xcindex.actors.workers import WorkerDied, WorkerPool
 from xcindex.indexstore.database import Database, IngestCounters
+from xcindex.indexstore.layout import format_dir, records_dir, units_dir
 from xcindex.indexstore.model import DependencyKind, ReadFailure, RecordData, UnitInfo
+from xcindex.indexstore.pool import WorkerDied, WorkerPool
 
 log = get_logger(__name__)
 
@@ -47,7 +48,7 @@ def scan_units(store_path: Path) -> dict[str, int]:
     """Unit names with their modification times, from a directory listing (no libIndexStore)."""
     units: dict[str, int] = {}
     try:
-        with os.scandir(store_path / "v5" / "units") as entries:
+        with os.scandir(units_dir(store_path)) as entries:
             for entry in entries:
                 if entry.is_file():
                     units[entry.name] = entry.stat().st_mtime_ns
@@ -59,9 +60,9 @@ def scan_units(store_path: Path) -> dict[str, int]:
 def newest_write_ns(store_path: Path) -> int:
     """The newest modification inside the store (the folders the compiler writes into)."""
     newest = 0
-    for sub in ("v5/units", "v5/records", "v5"):
+    for folder in (units_dir(store_path), records_dir(store_path), format_dir(store_path)):
         try:
-            newest = max(newest, (store_path / sub).stat().st_mtime_ns)
+            newest = max(newest, folder.stat().st_mtime_ns)
         except FileNotFoundError:
             continue
     units = scan_units(store_path)
