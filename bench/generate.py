@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCALES: dict[str, int] = {"S": 6, "M": 37, "L": 250}
+SCALES: dict[str, int] = {"S": 6, "M": 37, "L": 250, "XL": 750}
+"""Families per scale (8 files each, plus the shared ones): XL is about 6,000 files, the size of
+a large iOS app; its build takes hours on 2 cores (docs/benchmarks.md models it from S, M, L)."""
 """Families per scale: eight files each (plus the hub), so S ≈ 50 files, M ≈ 300, L ≈ 2,000."""
 
 PADDING_METHODS = 18

@@ -28,8 +28,8 @@ from bench.build import bench_dir, swift_build
 from bench.generate import load_manifest
 from bench.stats import Stopwatch
 from xcindex import Engine
-from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database
+from xcindex.indexstore.pool import WorkerPool
 
 REFRESH_DATABASE_STEPS = (
     "known_units",

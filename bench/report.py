@@ -112,7 +112,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(lsp_cold, 2),
             "sourcekit-lsp spawn → first references, cold scratch",
             _ratio(cold["first_answer_s"], lsp_cold),
-            "≤ 3 s: " + _verdict(cold["first_answer_s"], 3.0),
+            "≤ 4 s: " + _verdict(cold["first_answer_s"], 4.0),
         )
     )
     rows.append(
@@ -122,7 +122,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(lsp_cold, 2),
             "sourcekit-lsp spawn → first references, cold scratch",
             _ratio(stdio_none, lsp_cold),
-            "≤ 3 s: " + _verdict(stdio_none, 3.0),
+            "≤ 5 s: " + _verdict(stdio_none, 5.0),
         )
     )
     rows.append(
@@ -132,7 +132,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(lsp_warm, 2),
             "sourcekit-lsp spawn → first references, its index kept",
             _ratio(stdio_cache, lsp_warm),
-            "≤ 0.5 s: " + _verdict(stdio_cache, 0.5),
+            "≤ 0.8 s: " + _verdict(stdio_cache, 0.8),
         )
     )
     refresh = scale["refresh"]
@@ -156,7 +156,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(lsp_refs, 2),
             "sourcekit-lsp warm references p50",
             _ratio(refs_in, lsp_refs),
-            "≤ 1 ms: " + _verdict(refs_in, 1.0),
+            "≤ 2 ms: " + _verdict(refs_in, 2.0),
         )
     )
     rows.append(
@@ -201,7 +201,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             "",
             "",
             "",
-            "≤ 200 MB: " + _verdict(rss, 200 / 1.048576),
+            "≤ 150 MiB: " + _verdict(rss, 150.0),
         )
     )
     database = scale["database"]
@@ -212,7 +212,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(database["store_mib"], 2),
             "the index store on disk",
             _ratio(database["database_mib"], database["store_mib"]),
-            "",
+            "≤ 1.50x: " + _verdict(ratio(_f(database["database_mib"]), _f(database["store_mib"])), 1.5),
         )
     )
     hook = scale["hook"]["p50_ms"]
@@ -224,7 +224,7 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             _num(floor, 1),
             "`python -c pass` (the interpreter's floor)",
             _ratio(hook, floor),
-            "≤ 60 ms: " + _verdict(hook, 60.0),
+            "≤ 2.00x: " + _verdict(ratio(_f(hook), _f(floor)), 2.0),
         )
     )
     return rows
@@ -245,7 +245,7 @@ def scale_section(name: str, scale: dict[str, Any]) -> str:
         + (f"; from the run of {scale['run']}" if "run" in scale else "")
         + ")",
         "",
-        _table(("measure", "xcindex", "peer", "peer is", "ratio", "target (at M)"), headline_rows(scale)),
+        _table(("measure", "xcindex", "peer", "peer is", "ratio", "target (issue 17)"), headline_rows(scale)),
         "",
         "**Warm latency of every tool** (ms; p50 / p99 over every named subject; in-process = the Engine, "
         "stdio = the real `xcindex serve` through the MCP client):",
@@ -430,7 +430,7 @@ Raw results are JSON under `bench/results/`.
 - **Footprint.** The server's RSS (from `/proc`) after the warm open and its first
   references; the SQLite database (with its WAL) against the index store on disk; the
   `post-tool-use` hook end to end (process start included) against `python -c pass`.
-- Targets are the issue's, stated for scale M; they are shown for every scale.
+- Targets are issue 17's (stated for M and L); they are shown for every scale.
 """
 
 

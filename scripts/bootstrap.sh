@@ -30,5 +30,8 @@ if ! .venv/bin/python -c "from xcindex.indexstore.library import find_library; p
   exit 3
 fi
 
+# The compiled record ingester (optional: without a C compiler the cffi walk is used).
+.venv/bin/python -m xcindex.indexstore.native >&2
+
 # The fixture's index store, test targets included.
 swift build --build-tests --package-path fixtures/SwiftCanary >&2

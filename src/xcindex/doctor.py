@@ -31,6 +31,7 @@ from typing import Any
 from xcindex import toolchain
 from xcindex.doctor_config import check_configuration
 from xcindex.doctor_report import Report
+from xcindex.indexstore.layout import units_dir
 from xcindex.locate import LocateError, Location, locate
 from xcindex.projects import (
     STALE_NAMES_SHOWN,
@@ -326,7 +327,7 @@ class _Doctor:
                 f"Build the project: {rebuild_advice(project)}.",
             )
             return None
-        units = _count_entries(location.store_path / "v5" / "units")
+        units = _count_entries(units_dir(location.store_path))
         self.report.ok(
             f"Index store: {location.store_path} ({units} units, last built {format_time(newest)})"
         )

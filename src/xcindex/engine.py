@@ -26,10 +26,11 @@ from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.mailbox import ActorTimeout
-from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
+from xcindex.indexstore.layout import units_dir, units_mtime_ns
 from xcindex.indexstore.library import toolchain_roots
+from xcindex.indexstore.pool import WorkerPool
 from xcindex.locate import Location, locate
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
@@ -141,10 +142,7 @@ class StatusVersion:
 
 
 def _units_mtime_ns(store_path: Path) -> int:
-    try:
-        return (store_path / "v5" / "units").stat().st_mtime_ns
-    except OSError:
-        return 0
+    return units_mtime_ns(store_path)
 
 
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
@@ -249,7 +247,7 @@ class Engine:
             cached is not None
             and now - cached[0] < LOCATION_TTL_S
             # One stat of a local folder: microseconds, far less than the thread hop it saves.
-            and os.path.isdir(cached[1].store_path / "v5" / "units")  # noqa: ASYNC240
+            and os.path.isdir(units_dir(cached[1].store_path))  # noqa: ASYNC240
         ):
             return cached[1]
         location = await anyio.to_thread.run_sync(locate, project_path, index_store_path)

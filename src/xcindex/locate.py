@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xcindex import toolchain
+from xcindex.indexstore.layout import is_store, units_mtime_ns
 from xcindex.warnings import MISSING_LOCATION, ArgumentError, CodedError, WarningCode, XcindexError
 
 DERIVED_DATA_ENV = toolchain.DERIVED_DATA_ENV
@@ -53,7 +54,7 @@ def _braced(text: str) -> str:
 
 
 def _is_store(path: Path) -> bool:
-    return (path / "v5" / "units").is_dir()
+    return is_store(path)
 
 
 def locate(project_path: str | None, index_store_path: str | None) -> Location:
@@ -123,10 +124,7 @@ def swiftpm_store_candidates(package: Path) -> list[Path]:
 
 
 def _store_mtime(store: Path) -> int:
-    try:
-        return (store / "v5" / "units").stat().st_mtime_ns
-    except OSError:
-        return 0
+    return units_mtime_ns(store)
 
 
 def _locate_swiftpm(package: Path) -> Location:

@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from xcindex.indexstore.layout import units_dir
+
 BUILD_COMMAND = "swift build --build-tests"
 PRUNED_DIRS = frozenset({".git", ".build", "Pods", "node_modules", "DerivedData"})
 STALE_NAMES_SHOWN = 5
@@ -116,7 +118,7 @@ def newest_unit_mtime_ns(store: Path) -> int | None:
     """When the compiler last wrote a unit into the store; None if it holds none."""
     newest: int | None = None
     try:
-        with os.scandir(store / "v5" / "units") as entries:
+        with os.scandir(units_dir(store)) as entries:
             for entry in entries:
                 try:
                     mtime = entry.stat(follow_symlinks=False).st_mtime_ns

@@ -38,7 +38,7 @@ def test_same_scale_gives_the_same_bytes(tmp_path: Path) -> None:
 def test_scales_have_the_advertised_size(scale: str) -> None:
     package = generate(scale)
     files = len(package.swift_files)
-    wanted = {"S": (40, 60), "M": (280, 320), "L": (1900, 2100)}[scale]
+    wanted = {"S": (40, 60), "M": (280, 320), "L": (1900, 2100), "XL": (5800, 6200)}[scale]
     assert wanted[0] <= files <= wanted[1]
     if scale == "M":
         assert 38_000 <= package.swift_lines <= 45_000

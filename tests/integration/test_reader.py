@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CANARY, load_expected
-from xcindex.actors.workers import WorkerPool
+from xcindex.indexstore import native
 from xcindex.indexstore.binding import MIN_API_VERSION, IndexStore
+from xcindex.indexstore.database import Database
+from xcindex.indexstore.ingest import refresh
 from xcindex.indexstore.model import DependencyKind, RecordData, Role, UnitInfo, kind_name
+from xcindex.indexstore.pool import WorkerPool
 
 pytestmark = pytest.mark.toolchain
 
@@ -95,3 +98,50 @@ async def test_the_worker_process_reads_what_the_binding_reads(canary_store: Pat
         await pool.aclose()
     assert via_worker == direct
     assert pool.pids == []
+
+
+def _content(db: Database) -> tuple[set[tuple[str, str, int, int, int]], set[tuple[str, str, int, int]]]:
+    """Every occurrence (usr, file, line, column, roles) and relation (usr, related usr,
+    line, roles) of the live units, by value: ids differ between two ingestions."""
+    conn = db._conn
+    occurrences = {
+        (str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]))
+        for r in conn.execute(
+            "SELECT s.usr, f.path, o.line, o.col, o.roles FROM occurrences o JOIN symbols s ON s.id = o.symbol_id"
+            " JOIN unit_records ur ON ur.record_id = o.record_id JOIN files f ON f.id = ur.file_id"
+        )
+    }
+    relations = {
+        (str(r[0]), str(r[1]), int(r[2]), int(r[3]))
+        for r in conn.execute(
+            "SELECT s.usr, t.usr, o.line, rel.roles FROM relations rel JOIN occurrences o ON o.id = rel.occurrence_id"
+            " JOIN symbols s ON s.id = o.symbol_id JOIN symbols t ON t.id = rel.symbol_id"
+        )
+    }
+    return occurrences, relations
+
+
+@pytest.mark.anyio
+async def test_the_compiled_ingester_and_the_cffi_fallback_write_the_same_database(
+    canary_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no C compiler is found the workers walk with cffi and write with Python's
+    sqlite3: same rows, so a plain `pip install` without a compiler answers the same."""
+    built, why = native.build()
+    assert built is not None, f"the compiled ingester should build on this machine: {why}"
+    results = {}
+    for mode in ("native", "fallback"):
+        if mode == "fallback":
+            monkeypatch.setenv(native.DISABLE_ENV, "1")
+        db = Database(tmp_path / f"{mode}.sqlite")
+        pool = WorkerPool(2)
+        try:
+            report = await refresh(db, canary_store, workers=pool)
+            assert report.failures == []
+            results[mode] = (db.counts(), _content(db))
+        finally:
+            await pool.aclose()
+            db.close()
+    native_counts, native_content = results["native"]
+    assert native_counts.occurrences > 1000
+    assert results["fallback"] == (native_counts, native_content)

@@ -19,9 +19,10 @@ import anyio.to_thread
 
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox
-from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import RefreshReport, refresh
+from xcindex.indexstore.layout import units_mtime_ns
+from xcindex.indexstore.pool import WorkerPool
 
 log = get_logger(__name__)
 
@@ -91,7 +92,7 @@ class IndexActor:
     _refresh_lock: anyio.Lock = field(default_factory=anyio.Lock)
     _failures: tuple[tuple[str, str, str], ...] = ()
     _listeners: set[ProgressListener] = field(default_factory=set)
-    _unserved: set[Envelope[IndexRequest, Any]] = field(default_factory=set)
+    _unserved: dict[int, Envelope[IndexRequest, Any]] = field(default_factory=dict)
     """Envelopes handed to a task that may be cancelled before it runs a line (asyncio
     never starts a coroutine cancelled before its first step): closed at shutdown so no
     caller's reply channel is left open."""
@@ -112,14 +113,14 @@ class IndexActor:
                     if isinstance(envelope.request, GetState):
                         await envelope.reply(self._state())
                     else:
-                        self._unserved.add(envelope)
+                        self._unserved[id(envelope)] = envelope
                         tg.start_soon(self._serve, envelope)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self.mailbox.aclose()
-                for envelope in self._unserved:
-                    envelope.close()
+                for unserved in self._unserved.values():
+                    unserved.close()
                 self._unserved.clear()
                 db, self._db = self._db, None
                 if db is not None:
@@ -162,10 +163,7 @@ class IndexActor:
             self._listeners.discard(listener)
 
     def _units_mtime(self) -> int:
-        try:
-            return (self.store_path / "v5" / "units").stat().st_mtime_ns
-        except OSError:
-            return 0
+        return units_mtime_ns(self.store_path)
 
     async def _refresh_if_needed(self, *, force: bool = False) -> None:
         async with self._refresh_lock:
@@ -224,7 +222,7 @@ class IndexActor:
             await envelope.reply(result)
         finally:
             envelope.close()
-            self._unserved.discard(envelope)
+            self._unserved.pop(id(envelope), None)
 
 
 class IndexHandle:

@@ -15,6 +15,7 @@ from typing import Any
 
 import cffi
 
+from xcindex.indexstore.layout import FORMAT_DIR, FORMAT_VERSION, format_dir
 from xcindex.indexstore.library import find_library
 from xcindex.indexstore.model import (
     Occurrence,
@@ -103,7 +104,7 @@ bool indexstore_unit_reader_dependencies_apply_f(indexstore_unit_reader_t, void 
 
 # The oldest API with everything used here (the _f variants and indexstore_version()).
 MIN_API_VERSION = 15
-SUPPORTED_FORMAT_VERSION = 5
+SUPPORTED_FORMAT_VERSION = FORMAT_VERSION
 
 ffi = cffi.FFI()
 ffi.cdef(_CDEF)
@@ -270,10 +271,8 @@ class IndexStore:
     def __init__(self, path: str | Path) -> None:
         self._lib, self.library = load_library()
         self.path = str(path)
-        if not (Path(self.path) / f"v{self.library.format_version}").is_dir():
-            raise IndexStoreError(
-                f"'{self.path}' is not an index store (no v{self.library.format_version}/ folder)."
-            )
+        if not format_dir(Path(self.path)).is_dir():
+            raise IndexStoreError(f"'{self.path}' is not an index store (no {FORMAT_DIR}/ folder).")
         error = ffi.new("indexstore_error_t *")
         handle = self._lib.indexstore_store_create(self.path.encode(), error)
         if handle == ffi.NULL:

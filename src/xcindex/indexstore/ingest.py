@@ -19,9 +19,10 @@ import anyio
 import anyio.to_thread
 
 from xcindex._log import get_logger
-from xcindex.actors.workers import WorkerDied, WorkerPool
 from xcindex.indexstore.database import Database, IngestCounters
-from xcindex.indexstore.model import DependencyKind, ReadFailure, RecordData, UnitInfo
+from xcindex.indexstore.layout import format_dir, records_dir, units_dir
+from xcindex.indexstore.model import DependencyKind, ReadFailure, UnitInfo
+from xcindex.indexstore.pool import WorkerDied, WorkerPool
 
 log = get_logger(__name__)
 
@@ -30,6 +31,8 @@ UNIT_BATCH = 256
 for the one warm worker, rather than two batches of which one waits for a new worker's
 Python start-up (a quarter of a second)."""
 RECORD_BATCH = 32
+BULK_LOAD_MIN_RECORDS = 64
+"""A first ingestion of at least this many records builds the query indexes at its end."""
 TEST_MODULES = frozenset({"XCTest", "Testing"})
 
 ProgressCallback = Callable[[int, int, str], Awaitable[None]]
@@ -47,7 +50,7 @@ def scan_units(store_path: Path) -> dict[str, int]:
     """Unit names with their modification times, from a directory listing (no libIndexStore)."""
     units: dict[str, int] = {}
     try:
-        with os.scandir(store_path / "v5" / "units") as entries:
+        with os.scandir(units_dir(store_path)) as entries:
             for entry in entries:
                 if entry.is_file():
                     units[entry.name] = entry.stat().st_mtime_ns
@@ -59,9 +62,9 @@ def scan_units(store_path: Path) -> dict[str, int]:
 def newest_write_ns(store_path: Path) -> int:
     """The newest modification inside the store (the folders the compiler writes into)."""
     newest = 0
-    for sub in ("v5/units", "v5/records", "v5"):
+    for folder in (units_dir(store_path), records_dir(store_path), format_dir(store_path)):
         try:
-            newest = max(newest, (store_path / sub).stat().st_mtime_ns)
+            newest = max(newest, folder.stat().st_mtime_ns)
         except FileNotFoundError:
             continue
     units = scan_units(store_path)
@@ -71,19 +74,19 @@ def newest_write_ns(store_path: Path) -> int:
 
 
 async def _read_isolating_crashes(
-    workers: WorkerPool, function: str, store: str, names: list[str]
+    workers: WorkerPool, function: str, store: str, names: list[str], options: dict[str, Any] | None = None
 ) -> list[Any]:
     """Read a batch in a worker; if the worker dies, bisect to find the culprit(s)."""
     try:
-        return await workers.run(function, store, names)
+        return await workers.run(function, store, names, options)
     except WorkerDied:
         if len(names) == 1:
             return [
                 ReadFailure(names[0], "libIndexStore crashed while reading it (corrupt or truncated file)")
             ]
         middle = len(names) // 2
-        first = await _read_isolating_crashes(workers, function, store, names[:middle])
-        second = await _read_isolating_crashes(workers, function, store, names[middle:])
+        first = await _read_isolating_crashes(workers, function, store, names[:middle], options)
+        second = await _read_isolating_crashes(workers, function, store, names[middle:], options)
         return first + second
 
 
@@ -143,25 +146,32 @@ async def refresh(
     counters.records_reused = len(wanted) - len(missing)
 
     record_failures: list[ReadFailure] = []
-    write_lock = anyio.Lock()
     done = 0
+    options = {"database": str(db.path), "token": db.token}
 
-    async def read_record_batch(batch: list[str]) -> None:
+    async def ingest_record_batch(batch: list[str]) -> None:
         nonlocal done
-        results = await _read_isolating_crashes(workers, "read_records", store, batch)
-        good = [r for r in results if isinstance(r, RecordData)]
+        # The worker writes the batch into the database itself (one transaction).
+        results = await _read_isolating_crashes(workers, "ingest_records", store, batch, options)
         record_failures.extend(r for r in results if isinstance(r, ReadFailure))
-        async with write_lock:
-            await anyio.to_thread.run_sync(db.add_records, good)
-        counters.records_read += len(good)
+        counters.records_read += sum(1 for r in results if r is True)
         done += len(batch)
         if progress is not None:
             await progress(done, len(missing), "records")
 
+    bulk = False
     if missing:
-        async with anyio.create_task_group() as tg:
-            for batch in _batches(missing, RECORD_BATCH):
-                tg.start_soon(read_record_batch, batch)
+        bulk = len(missing) >= BULK_LOAD_MIN_RECORDS and await anyio.to_thread.run_sync(db.is_empty)
+        if bulk:
+            await anyio.to_thread.run_sync(db.begin_bulk_load)
+        try:
+            async with anyio.create_task_group() as tg:
+                for batch in _batches(missing, RECORD_BATCH):
+                    tg.start_soon(ingest_record_batch, batch)
+        finally:
+            if bulk:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(db.end_bulk_load)
 
     is_test = {
         u.name: any(d.kind == DependencyKind.UNIT and d.module_name in TEST_MODULES for d in u.dependencies)
@@ -186,6 +196,8 @@ async def refresh(
         if (kind == "unit" and name in on_disk) or (kind == "record" and name in wanted_records)
     )
 
+    if counters.records_read and not bulk:
+        await anyio.to_thread.run_sync(db.checkpoint)
     report.changed = bool(units or removed)
     # A previous process may have been killed after changing units but before this step.
     if report.changed or not known or await anyio.to_thread.run_sync(db.live_units_pending):

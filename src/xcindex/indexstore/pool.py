@@ -94,13 +94,15 @@ class WorkerPool:
             await worker.process.wait()
             await worker.process.aclose()
 
-    async def run(self, function: str, store_path: str, names: list[str]) -> list[Any]:
+    async def run(
+        self, function: str, store_path: str, names: list[str], options: dict[str, Any] | None = None
+    ) -> list[Any]:
         if self._closed:
             raise XcindexError("the ingestion worker pool is closed")
         async with self._limiter:
             worker = await self._checkout()
             try:
-                result = await self._request(worker, function, store_path, names)
+                result = await self._request(worker, function, store_path, names, options or {})
             except BaseException:
                 await self._kill(worker)
                 raise
@@ -120,11 +122,13 @@ class WorkerPool:
             await self._kill(worker)
         return await self._spawn()
 
-    async def _request(self, worker: _Worker, function: str, store_path: str, names: list[str]) -> list[Any]:
+    async def _request(
+        self, worker: _Worker, function: str, store_path: str, names: list[str], options: dict[str, Any]
+    ) -> list[Any]:
         stdin = worker.process.stdin
         assert isinstance(stdin, ByteSendStream)
         try:
-            await stdin.send(pickle.dumps((function, store_path, names), pickle.HIGHEST_PROTOCOL))
+            await stdin.send(pickle.dumps((function, store_path, names, options), pickle.HIGHEST_PROTOCOL))
             header = await worker.reader.receive_until(b"\n", 64)
             status, _, size = header.partition(b" ")
             payload = await worker.reader.receive_exactly(int(size))

@@ -1,0 +1,47 @@
+"""Where things are inside an index store: the one module that spells `v5/units`.
+
+Import-light on purpose (os and pathlib only): the hooks, the locator and the doctor use
+it as well as the ingester.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FORMAT_VERSION = 5
+"""The store format xcindex reads (libIndexStore's `indexstore_format_version()`)."""
+FORMAT_DIR = f"v{FORMAT_VERSION}"
+
+
+def format_dir(store: Path) -> Path:
+    """`<store>/v5`: what makes a folder an index store."""
+    return store / FORMAT_DIR
+
+
+def units_dir(store: Path) -> Path:
+    """`<store>/v5/units`: one file per compilation unit, written by atomic rename (so the
+    folder's mtime moves on every write)."""
+    return store / FORMAT_DIR / "units"
+
+
+def records_dir(store: Path) -> Path:
+    """`<store>/v5/records`: content-addressed records, in folders named by their last two
+    characters."""
+    return store / FORMAT_DIR / "records"
+
+
+def record_path(store: Path, name: str) -> Path:
+    return records_dir(store) / name[-2:] / name
+
+
+def is_store(path: Path) -> bool:
+    return units_dir(path).is_dir()
+
+
+def units_mtime_ns(store: Path) -> int:
+    """The mtime of `v5/units` (0 when it is missing): the cheap "did a build write?" check."""
+    try:
+        return os.stat(units_dir(store)).st_mtime_ns
+    except OSError:
+        return 0

@@ -1,0 +1,300 @@
+"""The write side of the database: records (from the workers) and units (from the server).
+
+Records are written by the ingestion workers themselves, one transaction per batch: by
+the compiled ingester (`native_ingest.c`) or, where none could be built, by `RecordWriter`
+below. Units and their edges are written by the server after all of their records are in,
+so a process killed in the middle of an ingestion leaves nothing half-done that looks
+finished.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo
+from xcindex.indexstore.queries import BY_SYMBOL_ROLES
+
+LIVE_UNITS_PENDING = "live_units_pending"
+"""Meta key set in the transaction that changes units, cleared in the one that recomputes
+which are live: a process killed in between leaves it set, and the next refresh finishes."""
+
+BULK_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name)",
+    "CREATE INDEX IF NOT EXISTS occurrences_symbol ON occurrences(symbol_id)",
+    "CREATE INDEX IF NOT EXISTS occurrences_record ON occurrences(record_id)",
+    # Partial: only the relations asked for by their symbol (see queries.BY_SYMBOL_ROLES);
+    # calledBy, containedBy and childOf, most of the rows, are asked for by occurrence.
+    f"CREATE INDEX IF NOT EXISTS relations_symbol ON relations(symbol_id) WHERE (roles & {BY_SYMBOL_ROLES}) != 0",
+)
+"""The indexes only queries need: dropped for a first ingestion into an empty database and
+built once at its end (a sort, rather than a random insert per row). Opening the database
+recreates them, so a first ingestion killed half-way leaves a usable database."""
+
+_BUILD_FOLDERS = ("/.build/", "/DerivedData/")
+
+
+def is_generated_source(path: str) -> bool:
+    """Sources the build system wrote (test discovery, resource accessors): never answers."""
+    return any(folder in path for folder in _BUILD_FOLDERS)
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection as every xcindex writer uses it (WAL, autocommit, waits for the lock)."""
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=120)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+class RecordWriter:
+    """Writes parsed records (the cffi walk's RecordData) in one transaction per batch: the
+    worker's fallback when the compiled ingester is unavailable. Symbol ids are cached for
+    the life of one database (`token`): symbols are never deleted."""
+
+    def __init__(self, path: str, token: int) -> None:
+        self.path, self.token = path, token
+        self._conn = connect(path)
+        self._symbol_ids: dict[str, int] = {}
+
+    def serves(self, path: str, token: int) -> bool:
+        return (path, token) == (self.path, self.token)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _symbol_id(self, usr: str, info: tuple[str, int, int, int, int]) -> int:
+        symbol_id = self._symbol_ids.get(usr)
+        if symbol_id is None:
+            row = self._conn.execute("SELECT id FROM symbols WHERE usr = ?", (usr,)).fetchone()
+            if row is None:
+                cursor = self._conn.execute(
+                    "INSERT INTO symbols(usr, name, kind, subkind, language, properties) VALUES (?,?,?,?,?,?)",
+                    (usr, *info),
+                )
+                symbol_id = int(cursor.lastrowid or 0)
+            else:
+                symbol_id = int(row[0])
+            self._symbol_ids[usr] = symbol_id
+        return symbol_id
+
+    def add_records(self, records: Sequence[RecordData]) -> set[str]:
+        """Insert parsed records (one transaction); records already present are skipped.
+        Returns the names written."""
+        written: set[str] = set()
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            next_occurrence = int(
+                self._conn.execute("SELECT coalesce(max(id), 0) FROM occurrences").fetchone()[0]
+            )
+            for record in records:
+                if self._conn.execute("SELECT 1 FROM records WHERE name = ?", (record.name,)).fetchone():
+                    continue
+                cursor = self._conn.execute("INSERT INTO records(name) VALUES (?)", (record.name,))
+                record_id = int(cursor.lastrowid or 0)
+                written.add(record.name)
+                # Read at last (a rebuild or a repaired file): no longer unreadable.
+                self._conn.execute("DELETE FROM failures WHERE name = ?", (record.name,))
+                symbol_ids = [
+                    self._symbol_id(s.usr, (s.name, s.kind, s.subkind, s.language, s.properties))
+                    for s in record.symbols
+                ]
+                occurrence_rows: list[tuple[int, int, int, int, int, int]] = []
+                relation_rows: list[tuple[int, int, int]] = []
+                for occ in record.occurrences:
+                    next_occurrence += 1
+                    occurrence_rows.append(
+                        (next_occurrence, record_id, symbol_ids[occ.symbol], occ.roles, occ.line, occ.column)
+                    )
+                    relation_rows.extend(
+                        (next_occurrence, roles, symbol_ids[index]) for roles, index in occ.relations
+                    )
+                self._conn.executemany(
+                    "INSERT INTO occurrences(id, record_id, symbol_id, roles, line, col) VALUES (?,?,?,?,?,?)",
+                    occurrence_rows,
+                )
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO relations(occurrence_id, roles, symbol_id) VALUES (?,?,?)",
+                    relation_rows,
+                )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            self._symbol_ids.clear()
+            raise
+        return written
+
+
+class WriteSide:
+    """Units, failures, liveness and garbage (mixed into Database; the server's writes)."""
+
+    _conn: sqlite3.Connection
+    _file_ids: dict[str, int]
+
+    def _mark_live_units_pending(self) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (LIVE_UNITS_PENDING,))
+
+    def is_empty(self) -> bool:
+        return self._conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
+
+    def begin_bulk_load(self) -> None:
+        """Drop the query-only indexes before a first ingestion (see BULK_INDEXES)."""
+        for statement in BULK_INDEXES:
+            self._conn.execute("DROP INDEX IF EXISTS " + statement.split()[5])
+
+    def end_bulk_load(self) -> None:
+        self._conn.execute("BEGIN")
+        for statement in BULK_INDEXES:
+            self._conn.execute(statement)
+        self._conn.execute("COMMIT")
+        self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database and truncate it: the workers write
+        without automatic checkpoints (each costs an fsync mid-ingestion)."""
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _file_id(self, path: str) -> int:
+        file_id = self._file_ids.get(path)
+        if file_id is None:
+            self._conn.execute("INSERT OR IGNORE INTO files(path) VALUES (?)", (path,))
+            file_id = int(self._conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()[0])
+            self._file_ids[path] = file_id
+        return file_id
+
+    def replace_units(self, units: Sequence[UnitInfo], is_test: dict[str, bool]) -> None:
+        """Write (or rewrite) units and their edges. Their records must already be in."""
+        self._conn.execute("BEGIN")
+        try:
+            for unit in units:
+                self._delete_unit(unit.name)
+                main_file_id = self._file_id(unit.main_file) if unit.main_file else None
+                cursor = self._conn.execute(
+                    "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test)"
+                    " VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        unit.name,
+                        unit.mtime_ns,
+                        main_file_id,
+                        unit.module_name,
+                        unit.target,
+                        unit.provider,
+                        int(unit.is_system),
+                        int(is_test.get(unit.name, False)),
+                    ),
+                )
+                unit_id = int(cursor.lastrowid or 0)
+                if unit.is_system:
+                    continue
+                for dep in unit.dependencies:
+                    if dep.kind == DependencyKind.RECORD:
+                        row = self._conn.execute(
+                            "SELECT id FROM records WHERE name = ?", (dep.name,)
+                        ).fetchone()
+                        if row is not None:
+                            self._conn.execute(
+                                "INSERT OR IGNORE INTO unit_records(unit_id, record_id, file_id) VALUES (?,?,?)",
+                                (unit_id, int(row[0]), self._file_id(dep.file_path or unit.main_file)),
+                            )
+                        else:
+                            # Unreadable: remembered so that it is reported while a unit wants it.
+                            self._conn.execute(
+                                "INSERT INTO unit_missing_records(unit_id, record) VALUES (?,?)",
+                                (unit_id, dep.name),
+                            )
+                    elif dep.kind == DependencyKind.UNIT:
+                        self._conn.execute(
+                            "INSERT INTO unit_units(unit_id, dependency, module, is_system) VALUES (?,?,?,?)",
+                            (unit_id, dep.name, dep.module_name, int(dep.is_system)),
+                        )
+                    elif dep.kind == DependencyKind.FILE:
+                        self._conn.execute(
+                            "INSERT INTO unit_files(unit_id, file_id) VALUES (?,?)",
+                            (unit_id, self._file_id(dep.file_path)),
+                        )
+                self._conn.execute("DELETE FROM failures WHERE name = ?", (unit.name,))
+            self._mark_live_units_pending()
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            self._file_ids.clear()
+            raise
+
+    def _delete_unit(self, name: str) -> None:
+        row = self._conn.execute("SELECT id FROM units WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            return
+        unit_id = int(row[0])
+        for table in ("unit_records", "unit_units", "unit_files", "unit_missing_records"):
+            self._conn.execute(f"DELETE FROM {table} WHERE unit_id = ?", (unit_id,))
+        self._conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
+
+    def drop_units(self, names: Iterable[str]) -> None:
+        self._conn.execute("BEGIN")
+        try:
+            for name in names:
+                self._delete_unit(name)
+            self._mark_live_units_pending()
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def record_failures(self, failures: Sequence[tuple[str, str, int, str]]) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO failures(name, kind, mtime_ns, message) VALUES (?,?,?,?)", failures
+        )
+
+    def forget_failures(self, names: Iterable[str]) -> None:
+        self._conn.executemany("DELETE FROM failures WHERE name = ?", [(n,) for n in names])
+
+    def recompute_live_units(self) -> None:
+        """A unit is live when its main file exists, is the user's source (not a file the
+        build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
+        is the newest unit for that file."""
+        rows = self._conn.execute(
+            "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system FROM units u"
+            " LEFT JOIN files f ON f.id = u.main_file_id"
+        ).fetchall()
+        newest: dict[int, tuple[int, int]] = {}
+        for unit_id, mtime, main_file_id, path, is_system in rows:
+            if (
+                is_system
+                or main_file_id is None
+                or not path
+                or is_generated_source(path)
+                or not os.path.exists(path)
+            ):
+                continue
+            best = newest.get(main_file_id)
+            if best is None or (mtime, unit_id) > best:
+                newest[main_file_id] = (mtime, unit_id)
+        live = {unit_id for _, unit_id in newest.values()}
+        self._conn.execute("BEGIN")
+        self._conn.execute("UPDATE units SET live = 0")
+        self._conn.executemany("UPDATE units SET live = 1 WHERE id = ?", [(u,) for u in live])
+        self._conn.execute("DELETE FROM meta WHERE key = ?", (LIVE_UNITS_PENDING,))
+        self._conn.execute("COMMIT")
+
+    def collect_garbage(self) -> int:
+        """Delete records no unit refers to any more (superseded content); returns how many."""
+        orphans = [
+            int(row[0])
+            for row in self._conn.execute(
+                "SELECT r.id FROM records r WHERE NOT EXISTS (SELECT 1 FROM unit_records ur WHERE ur.record_id = r.id)"
+            )
+        ]
+        if not orphans:
+            return 0
+        self._conn.execute("BEGIN")
+        for record_id in orphans:
+            self._conn.execute(
+                "DELETE FROM relations WHERE occurrence_id IN (SELECT id FROM occurrences WHERE record_id = ?)",
+                (record_id,),
+            )
+            self._conn.execute("DELETE FROM occurrences WHERE record_id = ?", (record_id,))
+            self._conn.execute("DELETE FROM records WHERE id = ?", (record_id,))
+        self._conn.execute("COMMIT")
+        return len(orphans)
