@@ -18,12 +18,12 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from xcindex.actors.index import IndexState as IndexState
-    from xcindex.actors.lsp import LspPoolConfig as LspPoolConfig
     from xcindex.engine import Engine as Engine
     from xcindex.engine import EngineConfig as EngineConfig
     from xcindex.engine import StatusVersion as StatusVersion
     from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
     from xcindex.indexstore.database import SymbolRow as SymbolRow
+    from xcindex.lsp.config import LspPoolConfig as LspPoolConfig
     from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
     from xcindex.tools.blast_radius import TestTarget as TestTarget
     from xcindex.tools.common import Freshness as Freshness
@@ -57,7 +57,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "EngineConfig": ("xcindex.engine", "EngineConfig"),
     "StatusVersion": ("xcindex.engine", "StatusVersion"),
     "IndexState": ("xcindex.actors.index", "IndexState"),
-    "LspPoolConfig": ("xcindex.actors.lsp", "LspPoolConfig"),
+    "LspPoolConfig": ("xcindex.lsp.config", "LspPoolConfig"),
     "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
     "OccurrenceRow": ("xcindex.indexstore.database", "OccurrenceRow"),
     "Freshness": ("xcindex.tools.common", "Freshness"),

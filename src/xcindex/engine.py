@@ -76,7 +76,8 @@ from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
     # use: a server that is never asked for a rename plan never pays for it.
-    from xcindex.actors.lsp import LspPool, LspPoolConfig
+    from xcindex.actors.lsp import LspPool
+    from xcindex.lsp.config import LspPoolConfig
 
 log = get_logger(__name__)
 
@@ -250,7 +251,8 @@ class Engine:
         """The sourcekit-lsp pool, started in the Engine's task group on first use."""
         async with self._lsp_lock:
             if self._lsp is None:
-                from xcindex.actors.lsp import LspPool, LspPoolConfig
+                from xcindex.actors.lsp import LspPool
+                from xcindex.lsp.config import LspPoolConfig
 
                 if self._task_group is None:
                     raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")

@@ -82,6 +82,14 @@ class XcindexError(Exception):
     """A failure whose message is fit to show an agent verbatim (no traceback)."""
 
 
+class ActorGone(XcindexError):
+    """An actor stopped before it could answer (defined here, below every layer that maps it)."""
+
+
+class ActorTimeout(XcindexError):
+    """An actor did not answer within the caller's deadline."""
+
+
 class CodedError(XcindexError):
     """A failure that carries one of the documented warning codes."""
 

@@ -27,8 +27,9 @@ from mcp_types import CallToolResult
 
 from tests.conftest import CANARY, load_expected
 from tests.reliability.harness import new_tag, rss_bytes, server_pid, stdio_parameters
-from xcindex.actors.lsp import LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
 from xcindex.engine import Engine, EngineConfig
+from xcindex.lsp.config import LspPoolConfig
 from xcindex.warnings import CodedError, WarningCode, XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]

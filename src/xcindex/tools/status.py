@@ -13,7 +13,7 @@ from xcindex.tools.common import Warning, project_stale_files
 from xcindex.warnings import Completeness, WarningCode
 
 if TYPE_CHECKING:
-    from xcindex.actors.lsp import LspChildStatus
+    from xcindex.lsp.snapshot import LspChildStatus
 
 MAX_LISTED = 50
 """Files listed per list of the structured answer under a response budget."""
