@@ -23,13 +23,26 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
 from xcindex.actors.lsp_child import Clock, LspActor
+from xcindex.actors.lsp_messages import (
+    LIVE,
+    ChildStarted,
+    ChildStopped,
+    Close,
+    Forwarded,
+    PoolMessage,
+    Request,
+    Retry,
+    SlotSnapshot,
+    StartDue,
+    status_of,
+)
 from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox, Published
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.faults import LspStage, classify_fault
@@ -43,7 +56,7 @@ from xcindex.lsp.queries import (
     ReferencesQuery,
     SymbolInfoQuery,
 )
-from xcindex.lsp.snapshot import ChildSnapshot, ChildState, Fault, LspChildStatus
+from xcindex.lsp.snapshot import ChildState, Fault, LspChildStatus
 from xcindex.lsp.workspace import find_sourcekit_lsp
 from xcindex.warnings import CodedError, WarningCode
 
@@ -60,69 +73,6 @@ _CRASH_CODES = frozenset(
         WarningCode.SOURCEKIT_LSP_ERROR,
     }
 )
-_LIVE = (ChildState.RUNNING, ChildState.STARTING, ChildState.STOPPING)
-
-
-# -- messages ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Request:
-    """Answer `query` with the child for `root` (a real path), starting one if needed."""
-
-    root: Path
-    query: LspQuery
-
-
-@dataclass(frozen=True)
-class Close:
-    """Stop every child, then the pool."""
-
-
-@dataclass(frozen=True)
-class ChildStarted:
-    """From a supervisor: `actor` completed its handshake."""
-
-    root: Path
-    actor: LspActor
-
-
-@dataclass(frozen=True)
-class ChildStopped:
-    """From a supervisor: `actor` has stopped (and its process is gone)."""
-
-    root: Path
-    actor: LspActor
-    start_failure: Fault | None
-
-
-@dataclass(frozen=True)
-class StartDue:
-    """From a backoff timer: the slot for `root` may start a child now."""
-
-    root: Path
-
-
-@dataclass(frozen=True)
-class Forwarded:
-    """From a forwarder: one query to `root`'s child is over (answered or failed)."""
-
-    root: Path
-
-
-@dataclass(frozen=True)
-class Retry:
-    """From a forwarder: the child retired for idleness as the query reached it; ask a new
-    one (once)."""
-
-    root: Path
-    query: LspQuery
-    caller: Envelope[PoolMessage, LspAnswer]
-
-
-PoolMessage: TypeAlias = Request | Close | ChildStarted | ChildStopped | StartDue | Forwarded | Retry
-
-
 # -- the owner's state and what it publishes -----------------------------------------------
 
 
@@ -157,46 +107,6 @@ class _Slot:
     gave_up_after: int = 0
     last_used: float = 0.0
     in_flight: int = 0
-
-
-@dataclass(frozen=True)
-class SlotSnapshot:
-    """What the pool publishes about one root; `child` is that child's own publication."""
-
-    root: Path
-    state: ChildState
-    attempts: int
-    crashes: int
-    last_error: Fault | None
-    next_start_at: float
-    gave_up_until: float | None
-    child: Published[ChildSnapshot] | None
-
-
-def _status_of(slot: SlotSnapshot, now: float) -> LspChildStatus:
-    child = slot.child.value if slot.child is not None else None
-    state = slot.state
-    if state is ChildState.RUNNING and child is not None and not child.accepting:
-        state = ChildState.STOPPING  # it died or went idle; the pool is still stopping it
-    live = child is not None and state in _LIVE
-    if slot.gave_up_until is not None and slot.gave_up_until > now:
-        retry_after: float | None = slot.gave_up_until - now
-    elif slot.next_start_at > now:
-        retry_after = slot.next_start_at - now
-    else:
-        retry_after = None
-    return LspChildStatus(
-        root=slot.root,
-        pid=child.pid if child is not None and live else None,
-        state=state,
-        restarts=max(0, slot.attempts - 1),
-        crashes=slot.crashes,
-        last_error=None if slot.last_error is None else slot.last_error.code,
-        last_error_message=None if slot.last_error is None else slot.last_error.message,
-        ready=child is not None and live and child.ready,
-        indexing=child.indexing if child is not None and live else (),
-        retry_after=retry_after,
-    )
 
 
 class _StartSignal:
@@ -300,7 +210,7 @@ class LspPool:
 
     def status(self) -> list[LspChildStatus]:
         now = self._clock()
-        return [_status_of(slot, now) for slot in self._published.value]
+        return [status_of(slot, now) for slot in self._published.value]
 
     def recent_log(self, root: Path, n: int = 50) -> list[str]:
         """The last `n` log lines of `root`'s current (or last) child."""
@@ -483,7 +393,7 @@ class LspPool:
             for job in jobs:
                 self._forward(slot, job)
             return
-        if slot.state in _LIVE or slot.timer:
+        if slot.state in LIVE or slot.timer:
             return  # its ChildStarted, ChildStopped or StartDue will come
         now = self._clock()
         if slot.gave_up_until is not None:
@@ -511,7 +421,7 @@ class LspPool:
     def _make_room(self, slot: _Slot) -> bool:
         """Whether a new child fits in `max_children`; if not, stop the least recently used
         one (its ChildStopped advances `slot` again) or fail `slot`'s queries."""
-        live = [other for other in self._slots.values() if other is not slot and other.state in _LIVE]
+        live = [other for other in self._slots.values() if other is not slot and other.state in LIVE]
         if len(live) < self._config.max_children:
             return True
         if any(other.state is ChildState.STOPPING for other in live):
