@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -21,12 +23,13 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
+from xcindex.actors.index import IndexActor, IndexHandle, IndexRequest, ProgressListener, Retire
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
+from xcindex.actors.mailbox import ActorHandle
 from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database, cache_dir
-from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.indexstore.library import toolchain_roots
+from xcindex.indexstore.state import IndexState
 from xcindex.locate import Location, locate
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
@@ -126,6 +129,12 @@ class EngineConfig:
     watch_settle_s: float = 3.0
     """A change of the store counts once it has been quiet this long: a build writes units
     for seconds, and one rebuild should be one status change, not one per unit."""
+    max_index_actors: int = 8
+    """Index actors (one per store, each with its database open) kept at most: starting
+    one more retires the least recently used idle one. The next question to a retired
+    store starts it again (a warm start: milliseconds)."""
+    index_idle_timeout_s: float = 900.0
+    """An index actor unused this long retires and closes its database."""
 
 
 @dataclass(frozen=True)
@@ -137,11 +146,14 @@ class StatusVersion:
     edited: frozenset[str]
 
 
-def _units_mtime_ns(store_path: Path) -> int:
-    try:
-        return (store_path / "v5" / "units").stat().st_mtime_ns
-    except OSError:
-        return 0
+@dataclass(eq=False)
+class _IndexEntry:
+    """The Engine's record of one store's current index actor."""
+
+    actor: IndexActor
+    handle: ActorHandle[IndexRequest, Any]
+    stopped: anyio.Event = field(default_factory=anyio.Event)
+    last_used: float = 0.0
 
 
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
@@ -161,17 +173,14 @@ def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFre
     return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
 
 
-def _nothing(db: object) -> None:
-    """A query that only makes the index actor take in what the store has."""
-
-
 class Engine:
     """Use as `async with Engine() as engine:`; every tool is an async method."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self._task_group: TaskGroup | None = None
-        self._index: dict[Path, IndexHandle] = {}
+        self._index: dict[Path, _IndexEntry] = {}
+        self._index_handles: dict[Path, IndexHandle] = {}
         self._index_lock = anyio.Lock()
         self.workers = WorkerPool(self.config.ingest_workers)
         self._ledger: LedgerHandle | None = None
@@ -262,16 +271,78 @@ class Engine:
             return self._lsp
 
     async def _index_for(self, location: Location) -> IndexHandle:
+        """The store's handle: it asks the store's current index actor, started (again,
+        after a retirement) on demand."""
+        store = location.store_path
+        handle = self._index_handles.get(store)
+        if handle is None:
+            if len(self._index_handles) > 256:
+                self._index_handles.clear()
+            handle = self._index_handles[store] = IndexHandle(partial(self._connect, store))
+        return handle
+
+    async def _connect(
+        self, store: Path, gone: ActorHandle[IndexRequest, Any] | None
+    ) -> ActorHandle[IndexRequest, Any]:
+        """The running index actor for `store`; a new one if it retired (`gone` is the
+        handle that found it gone)."""
         async with self._index_lock:
-            handle = self._index.get(location.store_path)
-            if handle is None:
-                if self._task_group is None:
-                    raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-                actor = IndexActor(location.store_path, self.workers)
-                await self._task_group.start(actor.run)
-                handle = actor.handle()
-                self._index[location.store_path] = handle
-            return handle
+            entry = self._index.get(store)
+            if entry is not None and gone is not None and entry.handle is gone:
+                await entry.stopped.wait()  # its database is closed before a new one opens
+            if entry is None or entry.stopped.is_set():
+                entry = await self._start_index(store)
+            entry.last_used = anyio.current_time()
+            return entry.handle
+
+    async def _start_index(self, store: Path) -> _IndexEntry:
+        if self._task_group is None:
+            raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
+        await self._retire_beyond(self.config.max_index_actors - 1)
+        actor = IndexActor(store, self.workers, idle_timeout=self.config.index_idle_timeout_s)
+        entry = _IndexEntry(actor, actor.mailbox.handle())
+        await self._task_group.start(self._run_index, entry)
+        self._index[store] = entry
+        return entry
+
+    async def _run_index(
+        self, entry: _IndexEntry, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            await entry.actor.run(task_status=task_status)
+        finally:
+            entry.stopped.set()
+
+    async def _retire_beyond(self, keep: int) -> None:
+        """Retire least recently used idle index actors until at most `keep` run (a busy
+        one is left alone: the bound then holds again once it is idle)."""
+        for store, entry in list(self._index.items()):
+            if entry.stopped.is_set():
+                del self._index[store]
+        for store, entry in sorted(self._index.items(), key=lambda item: item[1].last_used):
+            if len(self._index) <= keep:
+                return
+            try:
+                retired = await entry.handle.ask(Retire(), timeout=5.0)
+            except XcindexError:
+                retired = True  # already gone
+            if retired:
+                await entry.stopped.wait()
+                del self._index[store]
+
+    @asynccontextmanager
+    async def holding_index(
+        self, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> AsyncIterator[None]:
+        """Test-only: inside the block, the store's index actor is busy (holding its
+        database as a long query would); it is entered only once that is so."""
+        location = await self.locate(project_path, index_store_path)
+        release = anyio.Event()
+        try:
+            await (await self._index_for(location)).hold_busy(release)
+            yield
+        finally:
+            release.set()
 
     async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
         handle = await self._index_for(location)
@@ -421,10 +492,13 @@ class Engine:
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
         state = await handle.state()
+        # Every unit file is stat'ed for this: in the index actor's worker thread.
+        version = await handle.version(newest_write=True)
         notes = tuple(Warning(code, message) for code, message in location.notes)
         answer = status_answer(
             state,
             stale,
+            index_mtime_ns=version.newest_write_ns or 0,
             session_edited_files=tuple(
                 await anyio.to_thread.run_sync(
                     _edited_in_project, await self.edited_files(), location.workspace_root
@@ -466,7 +540,9 @@ class Engine:
         location = await self.locate(project_path, index_store_path)
         edited = await self.edited_files()
         roots = await anyio.to_thread.run_sync(toolchain_roots)
-        last_built = iso(await anyio.to_thread.run_sync(newest_write_ns, location.store_path))
+        last_built = iso(
+            (await (await self._index_for(location)).version(newest_write=True)).newest_write_ns or 0
+        )
         plan: RenamePlan = await self._query(
             location,
             lambda db: index_plan(
@@ -591,8 +667,8 @@ class Engine:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusVersion:
         location = await self.locate(project_path, index_store_path)
-        units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
-        return StatusVersion(units, await self.edited_files())
+        version = await (await self._index_for(location)).version()
+        return StatusVersion(version.units_mtime_ns, await self.edited_files())
 
     async def wait_status_change(
         self,
@@ -606,9 +682,10 @@ class Engine:
         `watch_settle_s` and the index has taken the new units in (so a status read right
         after reflects the rebuild)."""
         location = await self.locate(project_path, index_store_path)
+        index = await self._index_for(location)
         poll = self.config.watch_poll_s
         while True:
-            units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+            units = (await index.version()).units_mtime_ns
             edited = await self.edited_files()
             if edited != since.edited:
                 return StatusVersion(since.units_mtime_ns, edited)
@@ -616,10 +693,10 @@ class Engine:
                 quiet_since = anyio.current_time()
                 while anyio.current_time() - quiet_since < self.config.watch_settle_s:
                     await anyio.sleep(poll)
-                    latest = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+                    latest = (await index.version()).units_mtime_ns
                     if latest != units:
                         units, quiet_since = latest, anyio.current_time()
-                await self._query(location, _nothing)
+                await index.refresh(timeout=self.config.query_timeout_s)
                 log.info("store_changed", store=str(location.store_path), units_mtime_ns=units)
                 return StatusVersion(units, edited)
             await anyio.sleep(poll)
