@@ -293,12 +293,15 @@ class Engine:
             if entry is None or entry.stopped.is_set():
                 entry = await self._start_index(store)
             entry.last_used = anyio.current_time()
+            if len(self._index) > self.config.max_index_actors:
+                # One was busy when the last actor started: retire it now if it is idle.
+                await self._retire_beyond(self.config.max_index_actors, keep=entry)
             return entry.handle
 
     async def _start_index(self, store: Path) -> _IndexEntry:
         if self._task_group is None:
             raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-        await self._retire_beyond(self.config.max_index_actors - 1)
+        await self._retire_beyond(self.config.max_index_actors - 1, keep=None)
         actor = IndexActor(store, self.workers, idle_timeout=self.config.index_idle_timeout_s)
         entry = _IndexEntry(actor, actor.mailbox.handle())
         await self._task_group.start(self._run_index, entry)
@@ -313,15 +316,17 @@ class Engine:
         finally:
             entry.stopped.set()
 
-    async def _retire_beyond(self, keep: int) -> None:
-        """Retire least recently used idle index actors until at most `keep` run (a busy
-        one is left alone: the bound then holds again once it is idle)."""
+    async def _retire_beyond(self, most: int, *, keep: _IndexEntry | None) -> None:
+        """Retire least recently used idle index actors (never `keep`) until at most `most`
+        run. A busy one is left alone; the next question retires it once it is idle."""
         for store, entry in list(self._index.items()):
             if entry.stopped.is_set():
                 del self._index[store]
         for store, entry in sorted(self._index.items(), key=lambda item: item[1].last_used):
-            if len(self._index) <= keep:
+            if len(self._index) <= most:
                 return
+            if entry is keep:
+                continue
             try:
                 retired = await entry.handle.ask(Retire(), timeout=5.0)
             except XcindexError:

@@ -147,10 +147,10 @@ class LspPool:
         self._config = config or LspPoolConfig()
         self._launcher = launcher
         self._clock = clock
-        # Unbounded: the pool's own tasks report with tell_nowait, which must never fail
-        # for want of room; callers are bounded by their own concurrency.
-        self._mailbox: Mailbox[PoolMessage, LspAnswer] = Mailbox(math.inf)
-        self._handle = self._mailbox.handle()
+        self._mailbox: Mailbox[PoolMessage, LspAnswer]
+        self._handle: ActorHandle[PoolMessage, LspAnswer]
+        """Both made by `run` (a pool that never runs holds no streams); until then
+        `_open` is False and callers are refused before touching them."""
         self._published: Published[tuple[SlotSnapshot, ...]] = Published(())
         # The owner's alone from here on.
         self._slots: OrderedDict[Path, _Slot] = OrderedDict()
@@ -229,6 +229,10 @@ class LspPool:
             raise RuntimeError("an LspPool runs only once")
         self._ran = True
         self._finished = anyio.Event()
+        # Unbounded: the pool's own tasks report with tell_nowait, which must never fail
+        # for want of room; callers are bounded by their own concurrency.
+        self._mailbox = Mailbox(math.inf)
+        self._handle = self._mailbox.handle()
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
