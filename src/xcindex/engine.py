@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -23,9 +23,9 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexActor, IndexHandle, IndexRequest, ProgressListener, Retire
+from xcindex.actors.index import IndexHandle, ProgressListener
+from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
-from xcindex.actors.mailbox import ActorHandle
 from xcindex.actors.workers import WorkerPool
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.library import toolchain_roots
@@ -146,16 +146,6 @@ class StatusVersion:
     edited: frozenset[str]
 
 
-@dataclass(eq=False)
-class _IndexEntry:
-    """The Engine's record of one store's current index actor."""
-
-    actor: IndexActor
-    handle: ActorHandle[IndexRequest, Any]
-    stopped: anyio.Event = field(default_factory=anyio.Event)
-    last_used: float = 0.0
-
-
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
     return files_freshness(db, paths, edited)
 
@@ -179,10 +169,12 @@ class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self._task_group: TaskGroup | None = None
-        self._index: dict[Path, _IndexEntry] = {}
-        self._index_handles: dict[Path, IndexHandle] = {}
-        self._index_lock = anyio.Lock()
         self.workers = WorkerPool(self.config.ingest_workers)
+        self._indexes = IndexActors(
+            self.workers,
+            max_actors=self.config.max_index_actors,
+            idle_timeout=self.config.index_idle_timeout_s,
+        )
         self._ledger: LedgerHandle | None = None
         self._lsp: LspPool | None = None
         self._lsp_lock = anyio.Lock()
@@ -191,7 +183,7 @@ class Engine:
     async def __aenter__(self) -> Engine:
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
-        self._task_group = task_group
+        self._task_group = self._indexes.task_group = task_group
         try:
             ledger = LedgerActor(self.config.project_dir)
             await task_group.start(ledger.run)
@@ -205,6 +197,7 @@ class Engine:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         task_group, self._task_group = self._task_group, None
+        self._indexes.task_group = None
         assert task_group is not None
         try:
             # Every sourcekit-lsp child is asked to shut down (and killed if it will not)
@@ -273,67 +266,7 @@ class Engine:
     async def _index_for(self, location: Location) -> IndexHandle:
         """The store's handle: it asks the store's current index actor, started (again,
         after a retirement) on demand."""
-        store = location.store_path
-        handle = self._index_handles.get(store)
-        if handle is None:
-            if len(self._index_handles) > 256:
-                self._index_handles.clear()
-            handle = self._index_handles[store] = IndexHandle(partial(self._connect, store))
-        return handle
-
-    async def _connect(
-        self, store: Path, gone: ActorHandle[IndexRequest, Any] | None
-    ) -> ActorHandle[IndexRequest, Any]:
-        """The running index actor for `store`; a new one if it retired (`gone` is the
-        handle that found it gone)."""
-        async with self._index_lock:
-            entry = self._index.get(store)
-            if entry is not None and gone is not None and entry.handle is gone:
-                await entry.stopped.wait()  # its database is closed before a new one opens
-            if entry is None or entry.stopped.is_set():
-                entry = await self._start_index(store)
-            entry.last_used = anyio.current_time()
-            if len(self._index) > self.config.max_index_actors:
-                # One was busy when the last actor started: retire it now if it is idle.
-                await self._retire_beyond(self.config.max_index_actors, keep=entry)
-            return entry.handle
-
-    async def _start_index(self, store: Path) -> _IndexEntry:
-        if self._task_group is None:
-            raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-        await self._retire_beyond(self.config.max_index_actors - 1, keep=None)
-        actor = IndexActor(store, self.workers, idle_timeout=self.config.index_idle_timeout_s)
-        entry = _IndexEntry(actor, actor.mailbox.handle())
-        await self._task_group.start(self._run_index, entry)
-        self._index[store] = entry
-        return entry
-
-    async def _run_index(
-        self, entry: _IndexEntry, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        try:
-            await entry.actor.run(task_status=task_status)
-        finally:
-            entry.stopped.set()
-
-    async def _retire_beyond(self, most: int, *, keep: _IndexEntry | None) -> None:
-        """Retire least recently used idle index actors (never `keep`) until at most `most`
-        run. A busy one is left alone; the next question retires it once it is idle."""
-        for store, entry in list(self._index.items()):
-            if entry.stopped.is_set():
-                del self._index[store]
-        for store, entry in sorted(self._index.items(), key=lambda item: item[1].last_used):
-            if len(self._index) <= most:
-                return
-            if entry is keep:
-                continue
-            try:
-                retired = await entry.handle.ask(Retire(), timeout=5.0)
-            except XcindexError:
-                retired = True  # already gone
-            if retired:
-                await entry.stopped.wait()
-                del self._index[store]
+        return self._indexes.handle_for(location.store_path)
 
     @asynccontextmanager
     async def holding_index(

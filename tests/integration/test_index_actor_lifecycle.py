@@ -85,7 +85,7 @@ async def test_a_busy_index_actor_is_not_retired_for_the_bound(canary_store: Pat
     async with Engine(config) as engine:
         await a_definition_line(engine, canary_store)
         async with engine.holding_index(index_store_path=str(canary_store)):
-            await engine.index_state(index_store_path=str(other))
+            await a_definition_line(engine, other)  # ingested: idle once answered
             assert database_open(canary_store), "busy: kept beyond the bound"
             assert database_open(other)
         # Idle again: the next actor started retires it.
