@@ -28,9 +28,10 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.stats import Stopwatch, precision_recall, summary_ms
 from xcindex import Engine
-from xcindex.actors.lsp import LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
 from xcindex.engine import EngineConfig
 from xcindex.indexstore.database import CACHE_ENV, database_path_for
+from xcindex.lsp.config import LspPoolConfig
 from xcindex.tools.references import find_references as references_query
 
 VENV_BIN = Path(sys.executable).parent

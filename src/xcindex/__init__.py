@@ -17,13 +17,13 @@ TYPE_CHECKING = False  # not `from typing import …`: the hooks import this pac
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from xcindex.actors.index import IndexState as IndexState
-    from xcindex.actors.lsp import LspPoolConfig as LspPoolConfig
     from xcindex.engine import Engine as Engine
     from xcindex.engine import EngineConfig as EngineConfig
     from xcindex.engine import StatusVersion as StatusVersion
     from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
     from xcindex.indexstore.database import SymbolRow as SymbolRow
+    from xcindex.indexstore.state import IndexState as IndexState
+    from xcindex.lsp.config import LspPoolConfig as LspPoolConfig
     from xcindex.tools.arguments import ArgumentsError as ArgumentsError
     from xcindex.tools.arguments import LocationArgs as LocationArgs
     from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
@@ -67,8 +67,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Engine": ("xcindex.engine", "Engine"),
     "EngineConfig": ("xcindex.engine", "EngineConfig"),
     "StatusVersion": ("xcindex.engine", "StatusVersion"),
-    "IndexState": ("xcindex.actors.index", "IndexState"),
-    "LspPoolConfig": ("xcindex.actors.lsp", "LspPoolConfig"),
+    "IndexState": ("xcindex.indexstore.state", "IndexState"),
+    "LspPoolConfig": ("xcindex.lsp.config", "LspPoolConfig"),
     "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
     "OccurrenceRow": ("xcindex.indexstore.database", "OccurrenceRow"),
     "Freshness": ("xcindex.tools.common", "Freshness"),

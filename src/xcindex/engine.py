@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import partial
@@ -23,14 +23,15 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
+from xcindex.actors.index import IndexHandle, ProgressListener
+from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.mailbox import ActorTimeout
 from xcindex.indexstore.database import Database, cache_dir
-from xcindex.indexstore.ingest import newest_write_ns
-from xcindex.indexstore.layout import units_dir, units_mtime_ns
+from xcindex.indexstore.layout import units_dir
 from xcindex.indexstore.library import toolchain_roots
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.state import IndexState
 from xcindex.locate import Location, locate
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
@@ -81,7 +82,8 @@ from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
     # use: a server that is never asked for a rename plan never pays for it.
-    from xcindex.actors.lsp import LspPool, LspPoolConfig
+    from xcindex.actors.lsp import LspPool
+    from xcindex.lsp.config import LspPoolConfig
 
 log = get_logger(__name__)
 
@@ -130,6 +132,12 @@ class EngineConfig:
     watch_settle_s: float = 3.0
     """A change of the store counts once it has been quiet this long: a build writes units
     for seconds, and one rebuild should be one status change, not one per unit."""
+    max_index_actors: int = 8
+    """Index actors (one per store, each with its database open) kept at most: starting
+    one more retires the least recently used idle one. The next question to a retired
+    store starts it again (a warm start: milliseconds)."""
+    index_idle_timeout_s: float = 900.0
+    """An index actor unused this long retires and closes its database."""
 
 
 @dataclass(frozen=True)
@@ -139,10 +147,6 @@ class StatusVersion:
 
     units_mtime_ns: int
     edited: frozenset[str]
-
-
-def _units_mtime_ns(store_path: Path) -> int:
-    return units_mtime_ns(store_path)
 
 
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
@@ -175,19 +179,21 @@ def _index_timeout(limit: float) -> Iterator[None]:
         ) from None
 
 
-def _nothing(db: object) -> None:
-    """A query that only makes the index actor take in what the store has."""
-
-
 class Engine:
     """Use as `async with Engine() as engine:`; every tool is an async method."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self._task_group: TaskGroup | None = None
-        self._index: dict[Path, IndexHandle] = {}
-        self._index_lock = anyio.Lock()
+        from xcindex.registry import INDEX_QUERIES
+
         self.workers = WorkerPool(self.config.ingest_workers)
+        self._indexes = IndexActors(
+            self.workers,
+            max_actors=self.config.max_index_actors,
+            idle_timeout=self.config.index_idle_timeout_s,
+            queries=INDEX_QUERIES,
+        )
         self._ledger: LedgerHandle | None = None
         self._lsp: LspPool | None = None
         self._lsp_lock = anyio.Lock()
@@ -196,7 +202,7 @@ class Engine:
     async def __aenter__(self) -> Engine:
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
-        self._task_group = task_group
+        self._task_group = self._indexes.task_group = task_group
         try:
             ledger = LedgerActor(self.config.project_dir)
             await task_group.start(ledger.run)
@@ -210,6 +216,7 @@ class Engine:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         task_group, self._task_group = self._task_group, None
+        self._indexes.task_group = None
         assert task_group is not None
         try:
             # Every sourcekit-lsp child is asked to shut down (and killed if it will not)
@@ -265,7 +272,8 @@ class Engine:
         """The sourcekit-lsp pool, started in the Engine's task group on first use."""
         async with self._lsp_lock:
             if self._lsp is None:
-                from xcindex.actors.lsp import LspPool, LspPoolConfig
+                from xcindex.actors.lsp import LspPool
+                from xcindex.lsp.config import LspPoolConfig
 
                 if self._task_group is None:
                     raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
@@ -275,18 +283,23 @@ class Engine:
             return self._lsp
 
     async def _index_for(self, location: Location) -> IndexHandle:
-        async with self._index_lock:
-            handle = self._index.get(location.store_path)
-            if handle is None:
-                if self._task_group is None:
-                    raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-                from xcindex.registry import INDEX_QUERIES
+        """The store's handle: it asks the store's current index actor, started (again,
+        after a retirement) on demand."""
+        return self._indexes.handle_for(location.store_path)
 
-                actor = IndexActor(location.store_path, self.workers, INDEX_QUERIES)
-                await self._task_group.start(actor.run)
-                handle = actor.handle()
-                self._index[location.store_path] = handle
-            return handle
+    @asynccontextmanager
+    async def holding_index(
+        self, *, project_path: str | None = None, index_store_path: str | None = None
+    ) -> AsyncIterator[None]:
+        """Test-only: inside the block, the store's index actor is busy (holding its
+        database as a long query would); it is entered only once that is so."""
+        location = await self.locate(project_path, index_store_path)
+        release = anyio.Event()
+        try:
+            await (await self._index_for(location)).hold_busy(release)
+            yield
+        finally:
+            release.set()
 
     async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
         handle = await self._index_for(location)
@@ -391,7 +404,8 @@ class Engine:
     async def settle(self, *, project_path: str | None = None, index_store_path: str | None = None) -> None:
         """Wait until the index has taken in what the store has (a first ingestion included)."""
         location = await self.locate(project_path, index_store_path)
-        await self._query(location, _nothing)
+        with _index_timeout(self.config.query_timeout_s):
+            await (await self._index_for(location)).refresh(timeout=self.config.query_timeout_s)
 
     async def find_symbol(
         self, symbol_name: str, *, project_path: str | None = None, index_store_path: str | None = None
@@ -477,10 +491,13 @@ class Engine:
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
         state = await handle.state()
+        # Every unit file is stat'ed for this: in the index actor's worker thread.
+        version = await handle.version(newest_write=True)
         notes = tuple(AnswerWarning(code, message) for code, message in location.notes)
         answer = status_answer(
             state,
             stale,
+            index_mtime_ns=version.newest_write_ns or 0,
             session_edited_files=tuple(
                 await anyio.to_thread.run_sync(
                     _edited_in_project, await self.edited_files(), location.workspace_root
@@ -533,7 +550,9 @@ class Engine:
         location = await self.locate(project_path, args.index_store_path)
         edited = await self.edited_files()
         roots = await anyio.to_thread.run_sync(toolchain_roots)
-        last_built = iso(await anyio.to_thread.run_sync(newest_write_ns, location.store_path))
+        last_built = iso(
+            (await (await self._index_for(location)).version(newest_write=True)).newest_write_ns or 0
+        )
         plan: RenamePlan = await self._query(
             location,
             lambda db: index_plan(
@@ -662,8 +681,8 @@ class Engine:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusVersion:
         location = await self.locate(project_path, index_store_path)
-        units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
-        return StatusVersion(units, await self.edited_files())
+        version = await (await self._index_for(location)).version()
+        return StatusVersion(version.units_mtime_ns, await self.edited_files())
 
     async def wait_status_change(
         self,
@@ -677,9 +696,10 @@ class Engine:
         `watch_settle_s` and the index has taken the new units in (so a status read right
         after reflects the rebuild)."""
         location = await self.locate(project_path, index_store_path)
+        index = await self._index_for(location)
         poll = self.config.watch_poll_s
         while True:
-            units = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+            units = (await index.version()).units_mtime_ns
             edited = await self.edited_files()
             if edited != since.edited:
                 return StatusVersion(since.units_mtime_ns, edited)
@@ -687,10 +707,10 @@ class Engine:
                 quiet_since = anyio.current_time()
                 while anyio.current_time() - quiet_since < self.config.watch_settle_s:
                     await anyio.sleep(poll)
-                    latest = await anyio.to_thread.run_sync(_units_mtime_ns, location.store_path)
+                    latest = (await index.version()).units_mtime_ns
                     if latest != units:
                         units, quiet_since = latest, anyio.current_time()
-                await self._query(location, _nothing)
+                await index.refresh(timeout=self.config.query_timeout_s)
                 log.info("store_changed", store=str(location.store_path), units_mtime_ns=units)
                 return StatusVersion(units, edited)
             await anyio.sleep(poll)

@@ -107,6 +107,14 @@ class ArgumentError(XcindexError):
         return self.template.format(names.get(self.argument, self.argument))
 
 
+class ActorGone(XcindexError):
+    """An actor stopped before it could answer (defined here, below every layer that maps it)."""
+
+
+class ActorTimeout(XcindexError):
+    """An actor did not answer within the caller's deadline."""
+
+
 class CodedError(XcindexError):
     """A failure that carries one of the documented warning codes."""
 

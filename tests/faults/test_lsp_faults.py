@@ -18,7 +18,9 @@ from types import TracebackType
 import anyio
 import pytest
 
-from xcindex.actors.lsp import ChildState, LspChildStatus, LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
+from xcindex.lsp.config import LspPoolConfig
+from xcindex.lsp.snapshot import ChildState, LspChildStatus
 from xcindex.warnings import CodedError, WarningCode
 
 pytestmark = pytest.mark.anyio

@@ -19,8 +19,11 @@ import pytest
 from anyio.abc import TaskGroup
 from trio.testing import MockClock
 
-from xcindex.actors.lsp import ChildState, LspChild, LspChildStatus, LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
+from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.jsonrpc import ErrorCode, JsonRpcConnection, JsonRpcError, JsonValue
+from xcindex.lsp.process import LspChild
+from xcindex.lsp.snapshot import ChildState, LspChildStatus
 from xcindex.warnings import CodedError, WarningCode
 
 pytestmark = pytest.mark.anyio

@@ -15,8 +15,8 @@ import pytest
 from tests.conftest import CANARY, load_expected
 from tests.faults.conftest import FAKE_LSP
 from tests.integration.test_tools_against_expected import rel, usr_of
-from xcindex.actors.lsp import LspPoolConfig
 from xcindex.engine import Engine, EngineConfig
+from xcindex.lsp.config import LspPoolConfig
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -21,8 +21,10 @@ from typing import Any
 import anyio
 import pytest
 
-from xcindex.actors.lsp import ChildState, LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
+from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.positions import LspLocation
+from xcindex.lsp.snapshot import ChildState
 from xcindex.toolchain import find_sourcekit_lsp
 from xcindex.warnings import CodedError
 

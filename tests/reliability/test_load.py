@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -27,9 +26,11 @@ from mcp_types import CallToolResult
 
 from tests.conftest import CANARY, load_expected
 from tests.reliability.harness import new_tag, rss_bytes, server_pid, stdio_parameters
-from xcindex.actors.lsp import LspPool, LspPoolConfig
+from xcindex.actors.lsp import LspPool
 from xcindex.engine import Engine, EngineConfig
-from xcindex.warnings import CodedError, WarningCode, XcindexError
+from xcindex.lsp.config import LspPoolConfig
+from xcindex.tools.wait_for_fresh import FileState
+from xcindex.warnings import CodedError, WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -316,26 +317,10 @@ async def test_a_busy_index_makes_wait_for_fresh_time_out_not_fail(
     canary_store: Path, tmp_path: Path
 ) -> None:
     source = str(CANARY / "Sources" / "CanaryCore" / "UserService.swift")
-    release = threading.Event()
-
-    def slow_query(db: Any) -> None:
-        release.wait(60)
-
     async with Engine(EngineConfig(project_dir=str(tmp_path))) as engine:
         await engine.find_symbol("UserService", index_store_path=str(canary_store))  # warm: ingested
-        failure: XcindexError | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(partial(engine.run_query, slow_query, index_store_path=str(canary_store)))
-            try:
-                answer = await engine.wait_for_fresh(
-                    [source], timeout_s=0, index_store_path=str(canary_store)
-                )
-            except XcindexError as error:
-                failure = error  # raised out here, not wrapped in the task group's ExceptionGroup
-            finally:
-                release.set()
-    if failure is not None:
-        raise failure
-    assert answer.timed_out or answer.fresh
-    if answer.timed_out:
-        assert [f.path for f in answer.files] == [source]
+        # Entered only once the index actor holds its database, as a long query does.
+        async with engine.holding_index(index_store_path=str(canary_store)):
+            answer = await engine.wait_for_fresh([source], timeout_s=0, index_store_path=str(canary_store))
+    assert answer.timed_out
+    assert [(f.path, f.state) for f in answer.files] == [(source, FileState.UNKNOWN)]

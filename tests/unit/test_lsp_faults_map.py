@@ -7,11 +7,10 @@ import errno
 import anyio
 import pytest
 
-from xcindex.actors.mailbox import ActorGone, ActorTimeout
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.faults import LspStage, classify_fault, fault_code
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError, RequestTimeout
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.warnings import ActorGone, ActorTimeout, CodedError, WarningCode
 
 W = WarningCode
 S = LspStage

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from xcindex.actors.index import IndexState
 from xcindex.indexstore.database import OccurrenceRow, SymbolRow
+from xcindex.indexstore.state import IndexState
 from xcindex.tools.blast_radius import BlastRadiusAnswer, TestTarget, render_blast_radius
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
 from xcindex.tools.common import Freshness

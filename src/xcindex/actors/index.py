@@ -4,32 +4,44 @@ A first (cold) ingestion runs in the background so that `status` answers at once
 its progress; queries wait for it. Before every query a cheap check (the mtime of
 `v5/units`, which the compiler's atomic renames bump) decides whether a refresh is due,
 so a rebuild while the server runs is picked up without a restart.
+
+The actor is the only reader of its store: the Engine asks it for the store's version
+(`GetStoreVersion`) and to take in what changed (`Refresh`) instead of looking itself. An
+actor left unused for `idle_timeout` retires (its database closes); so does one the Engine
+asks to (`Retire`, to keep within its bound), if it is idle. The Engine's `IndexHandle`
+starts a new one on the next question, transparently.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from xcindex._log import get_logger
-from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox
+from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
 from xcindex.indexstore.database import Counts, Database, database_path_for
-from xcindex.indexstore.ingest import RefreshReport, refresh
+from xcindex.indexstore.ingest import RefreshReport, newest_write_ns, refresh
 from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.state import IndexState, StoreVersion
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
 
-
 ProgressListener = Callable[[int, int], Awaitable[None]]
+
+DEFAULT_IDLE_TIMEOUT_S = math.inf
+"""An actor on its own never retires; the Engine sets a bound (EngineConfig)."""
+
+
+# -- messages --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -56,68 +68,125 @@ class ToolQuery:
 
 @dataclass(frozen=True)
 class GetState:
-    """Reply the actor's current state without waiting for an ingestion."""
+    """Reply the actor's current `IndexState` without waiting for an ingestion."""
 
 
 @dataclass(frozen=True)
-class IndexState:
-    store_path: Path
-    database_path: Path
-    ready: bool
-    """The first ingestion has finished: queries answer without waiting for it."""
-    ingesting: bool
-    progress: tuple[int, int]
-    last_refresh: RefreshReport | None
-    counts: Counts | None
-    failures: tuple[tuple[str, str, str], ...]
+class GetStoreVersion:
+    """Reply a `StoreVersion` of the store as it is now, without waiting for an ingestion;
+    with `newest_write` also the newest write in it (stats every unit file, in a thread)."""
+
+    newest_write: bool = False
 
 
-IndexRequest = Query | ToolQuery | GetState
+@dataclass(frozen=True)
+class Refresh:
+    """Take in what the store has now (after any first ingestion); reply None."""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Retire:
+    """Stop if idle (nothing in flight, no ingestion): reply True, then close the database
+    and stop; reply False and carry on if busy."""
+
+
+@dataclass(frozen=True)
+class HoldBusy:
+    """Test-only: hold the database (as a long query does) until `release` is set; reply
+    None once it is held, so that a test knows the actor is busy."""
+
+    release: anyio.Event
+
+
+IndexRequest: TypeAlias = Query | ToolQuery | GetState | GetStoreVersion | Refresh | Retire | HoldBusy
+
+
+# -- the actor ---------------------------------------------------------------------------------
+
+
+def _store_version(store_path: Path, newest_write: bool) -> StoreVersion:
+    return StoreVersion(units_mtime_ns(store_path), newest_write_ns(store_path) if newest_write else None)
+
+
 class IndexActor:
-    store_path: Path
-    workers: WorkerPool
-    queries: Mapping[str, Callable[[Database, Any], Any]] = field(default_factory=dict)
-    """The named queries this actor answers (the registry's index tools)."""
-    mailbox: Mailbox[IndexRequest, Any] = field(default_factory=Mailbox)
-    _db: Database | None = None
-    _ready: anyio.Event = field(default_factory=anyio.Event)
-    _ingesting: bool = False
-    _progress: tuple[int, int] = (0, 0)
-    _last_report: RefreshReport | None = None
-    _counts: Counts | None = None
-    _units_mtime_ns: int = -1
-    _refresh_lock: anyio.Lock = field(default_factory=anyio.Lock)
-    _failures: tuple[tuple[str, str, str], ...] = ()
-    _listeners: set[ProgressListener] = field(default_factory=set)
-    _unserved: dict[int, Envelope[IndexRequest, Any]] = field(default_factory=dict)
-    """Envelopes handed to a task that may be cancelled before it runs a line (asyncio
-    never starts a coroutine cancelled before its first step): closed at shutdown so no
-    caller's reply channel is left open."""
-    _db_path: Path = field(default=Path())
+    """Run with `await task_group.start(actor.run)`; talk to it through `actor.handle()`.
+
+    Args:
+        store_path: the index store (the folder holding `v5`).
+        workers: the ingestion process pool (shared by every index actor of an Engine).
+        idle_timeout: retire after this long with nothing asked and nothing in flight.
+    """
+
+    def __init__(
+        self,
+        store_path: Path,
+        workers: WorkerPool,
+        queries: Mapping[str, Callable[[Database, Any], Any]] | None = None,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+    ) -> None:
+        self.store_path = store_path
+        self.workers = workers
+        self.queries: Mapping[str, Callable[[Database, Any], Any]] = queries or {}
+        """The named queries this actor answers (the registry's index tools)."""
+        self.idle_timeout = idle_timeout
+        self.mailbox: Mailbox[IndexRequest, Any] = Mailbox()
+        self._db: Database | None = None
+        self._db_path = database_path_for(store_path)
+        self._ready = anyio.Event()
+        self._ingesting = False
+        self._progress: tuple[int, int] = (0, 0)
+        self._last_report: RefreshReport | None = None
+        self._counts: Counts | None = None
+        self._units_mtime_ns = -1
+        self._refresh_lock = anyio.Lock()
+        self._failures: tuple[tuple[str, str, str], ...] = ()
+        self._listeners: set[ProgressListener] = set()
+        self._in_flight = 0
+        self._unserved: dict[int, Envelope[IndexRequest, Any]] = {}
+        """Envelopes handed to a task that may be cancelled before it runs a line (asyncio
+        never starts a coroutine cancelled before its first step): closed at shutdown so no
+        caller's reply channel is left open."""
+        self._last_activity = 0.0
 
     def handle(self) -> IndexHandle:
-        return IndexHandle(self.mailbox.handle())
+        handle = self.mailbox.handle()
+
+        async def connect(gone: ActorHandle[IndexRequest, Any] | None) -> ActorHandle[IndexRequest, Any]:
+            if gone is not None:
+                raise ActorGone("the index actor has stopped")
+            return handle
+
+        return IndexHandle(connect)
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        db_path = self._db_path = database_path_for(self.store_path)
-        self._db = await anyio.to_thread.run_sync(Database, db_path)
-        log.info("index_actor_started", store=str(self.store_path), database=str(db_path))
+        self._db = await anyio.to_thread.run_sync(Database, self._db_path)
+        self._last_activity = anyio.current_time()
+        log.info("index_actor_started", store=str(self.store_path), database=str(self._db_path))
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._first_refresh)
                 task_status.started()
-                async for envelope in self.mailbox.inbox:
-                    if isinstance(envelope.request, GetState):
+                while (envelope := await self._next_envelope()) is not None:
+                    self._last_activity = anyio.current_time()
+                    request = envelope.request
+                    if isinstance(request, GetState):
                         await envelope.reply(self._state())
+                    elif isinstance(request, Retire):
+                        if self._idle():
+                            await envelope.reply(True)
+                            log.info("index_actor_retired", store=str(self.store_path), reason="bound")
+                            break
+                        await envelope.reply(False)
                     else:
+                        self._in_flight += 1
                         self._unserved[id(envelope)] = envelope
                         tg.start_soon(self._serve, envelope)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
+                # Questions that came in after retiring are answered ActorGone: the handle
+                # asks a new actor.
                 await self.mailbox.aclose()
                 for unserved in self._unserved.values():
                     unserved.close()
@@ -126,6 +195,24 @@ class IndexActor:
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
             log.info("index_actor_stopped", store=str(self.store_path))
+
+    def _idle(self) -> bool:
+        return self._in_flight == 0 and self._ready.is_set() and not self._ingesting
+
+    async def _next_envelope(self) -> Envelope[IndexRequest, Any] | None:
+        """The next message, or None once idle for `idle_timeout` (or the inbox closed)."""
+        while True:
+            wait = self.idle_timeout
+            if self._idle():
+                wait = self._last_activity + self.idle_timeout - anyio.current_time()
+                if wait <= 0:
+                    log.info("index_actor_retired", store=str(self.store_path), reason="idle")
+                    return None
+            with anyio.move_on_after(wait):
+                try:
+                    return await self.mailbox.inbox.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return None
 
     def _state(self) -> IndexState:
         return IndexState(
@@ -162,12 +249,10 @@ class IndexActor:
             log.debug("progress_listener_failed", error=repr(error))
             self._listeners.discard(listener)
 
-    def _units_mtime(self) -> int:
-        return units_mtime_ns(self.store_path)
-
     async def _refresh_if_needed(self, *, force: bool = False) -> None:
         async with self._refresh_lock:
-            current = self._units_mtime()
+            # One stat of a local folder: far cheaper than the thread hop it would take.
+            current = units_mtime_ns(self.store_path)
             if not force and current == self._units_mtime_ns:
                 return
             assert self._db is not None
@@ -195,27 +280,18 @@ class IndexActor:
 
     async def _serve(self, envelope: Envelope[IndexRequest, Any]) -> None:
         request = envelope.request
-        assert isinstance(request, Query | ToolQuery)
         try:
-            if request.progress is not None and not self._ready.is_set():
-                self._listeners.add(request.progress)
-                try:
-                    await self._notify(request.progress, *self._progress)
-                    await self._ready.wait()
-                finally:
-                    self._listeners.discard(request.progress)
-            await self._ready.wait()
-            await self._refresh_if_needed()
-            db = self._db
-            assert db is not None
-            if isinstance(request, ToolQuery):
-                query = self.queries[request.tool]
-                args = request.args
+            if isinstance(request, GetStoreVersion):
+                result: Any = await anyio.to_thread.run_sync(
+                    _store_version, self.store_path, request.newest_write
+                )
+            elif isinstance(request, HoldBusy):
                 async with self._refresh_lock:
-                    result = await anyio.to_thread.run_sync(lambda: query(db, args))
+                    await envelope.reply(None)
+                    await request.release.wait()
+                return
             else:
-                async with self._refresh_lock:
-                    result = await anyio.to_thread.run_sync(request.fn, db)
+                result = await self._fresh(envelope, request)
         except Exception as error:
             await envelope.fail(error)
         else:
@@ -223,11 +299,56 @@ class IndexActor:
         finally:
             envelope.close()
             self._unserved.pop(id(envelope), None)
+            self._in_flight -= 1
+            self._last_activity = anyio.current_time()
+
+    async def _fresh(self, envelope: Envelope[IndexRequest, Any], request: IndexRequest) -> Any:
+        """Wait for the first ingestion and any refresh due, then run a Query (or nothing,
+        for Refresh)."""
+        progress = request.progress if isinstance(request, Query | ToolQuery) else None
+        if progress is not None and not self._ready.is_set():
+            self._listeners.add(progress)
+            try:
+                await self._notify(progress, *self._progress)
+                await self._ready.wait()
+            finally:
+                self._listeners.discard(progress)
+        await self._ready.wait()
+        await self._refresh_if_needed()
+        db = self._db
+        assert db is not None
+        if isinstance(request, ToolQuery):
+            query, args = self.queries[request.tool], request.args
+            async with self._refresh_lock:
+                return await anyio.to_thread.run_sync(lambda: query(db, args))
+        if not isinstance(request, Query):
+            return None
+        async with self._refresh_lock:
+            return await anyio.to_thread.run_sync(request.fn, db)
+
+
+Connect: TypeAlias = Callable[
+    [ActorHandle[IndexRequest, Any] | None], Awaitable[ActorHandle[IndexRequest, Any]]
+]
+"""The current actor's handle; given the handle of an actor that answered ActorGone, a
+new actor's (the old one retired)."""
 
 
 class IndexHandle:
-    def __init__(self, handle: ActorHandle[IndexRequest, Any]) -> None:
-        self._handle = handle
+    """What the Engine holds for one store: asks its current actor, and a new one when
+    that actor has retired."""
+
+    def __init__(self, connect: Connect) -> None:
+        self._connect = connect
+
+    async def _ask(self, request: IndexRequest, *, timeout: float) -> Any:
+        handle = await self._connect(None)
+        try:
+            return await handle.ask(request, timeout=timeout)
+        except ActorGone:
+            # It retired between our lookup and our question: ask its successor, once.
+            handle = await self._connect(handle)
+            return await handle.ask(request, timeout=timeout)
 
     async def query(
         self,
@@ -236,15 +357,28 @@ class IndexHandle:
         timeout: float = math.inf,
         progress: ProgressListener | None = None,
     ) -> T:
-        result: T = await self._handle.ask(Query(fn, progress), timeout=timeout)
+        result: T = await self._ask(Query(fn, progress), timeout=timeout)
         return result
 
     async def ask(
         self, tool: str, args: Any, *, timeout: float = math.inf, progress: ProgressListener | None = None
     ) -> Any:
         """The answer of the named query `tool` for `args`."""
-        return await self._handle.ask(ToolQuery(tool, args, progress), timeout=timeout)
+        return await self._ask(ToolQuery(tool, args, progress), timeout=timeout)
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:
-        state: IndexState = await self._handle.ask(GetState(), timeout=timeout)
+        state: IndexState = await self._ask(GetState(), timeout=timeout)
         return state
+
+    async def version(self, *, newest_write: bool = False, timeout: float = 60.0) -> StoreVersion:
+        """The store's version as it is on disk now (read by the actor, in a thread)."""
+        version: StoreVersion = await self._ask(GetStoreVersion(newest_write), timeout=timeout)
+        return version
+
+    async def refresh(self, *, timeout: float = math.inf) -> None:
+        """Wait until the actor has taken in what the store has now."""
+        await self._ask(Refresh(), timeout=timeout)
+
+    async def hold_busy(self, release: anyio.Event, *, timeout: float = math.inf) -> None:
+        """Test-only: returns once the actor holds its database until `release` is set."""
+        await self._ask(HoldBusy(release), timeout=timeout)

@@ -18,18 +18,13 @@ from typing import Generic, TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from xcindex.warnings import XcindexError
+from xcindex.warnings import ActorGone, ActorTimeout
+
+__all__ = ["ActorGone", "ActorHandle", "ActorTimeout", "Envelope", "Mailbox", "Outcome", "Published"]
 
 Req = TypeVar("Req")
 Rep = TypeVar("Rep")
-
-
-class ActorGone(XcindexError):
-    """The actor stopped before it could answer."""
-
-
-class ActorTimeout(XcindexError):
-    """The actor did not answer within the caller's deadline."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,16 +45,23 @@ class Envelope(Generic[Req, Rep]):
     log_context: Mapping[str, object] = field(default_factory=dict)
 
     async def reply(self, value: Rep) -> None:
-        await self._deliver(Outcome(value=value))
+        self.reply_nowait(value)
 
     async def fail(self, error: BaseException) -> None:
-        await self._deliver(Outcome(error=error))
+        self.fail_nowait(error)
+
+    def reply_nowait(self, value: Rep) -> None:
+        """Answer at once: the reply channel holds one answer, so this never waits."""
+        self._deliver(Outcome(value=value))
+
+    def fail_nowait(self, error: BaseException) -> None:
+        self._deliver(Outcome(error=error))
 
     def close(self) -> None:
         """Drop the reply channel unanswered: the caller sees ActorGone."""
         self.reply_to.close()
 
-    async def _deliver(self, outcome: Outcome[Rep]) -> None:
+    def _deliver(self, outcome: Outcome[Rep]) -> None:
         # The caller may have given up (timeout, cancellation): that is not our failure.
         try:
             with self.reply_to:
@@ -71,7 +73,7 @@ class Envelope(Generic[Req, Rep]):
 class Mailbox(Generic[Req, Rep]):
     """The two ends of an actor's inbox: the actor receives, handles send."""
 
-    def __init__(self, capacity: int = 256) -> None:
+    def __init__(self, capacity: float = 256) -> None:
         send, receive = anyio.create_memory_object_stream[Envelope[Req, Rep]](capacity)
         self._send: MemoryObjectSendStream[Envelope[Req, Rep]] = send
         self.inbox: MemoryObjectReceiveStream[Envelope[Req, Rep]] = receive
@@ -91,10 +93,23 @@ class Mailbox(Generic[Req, Rep]):
 
 
 class ActorHandle(Generic[Req, Rep]):
-    """What callers hold: `ask` with a deadline, and nothing else."""
+    """What callers hold: `ask` with a deadline (and `tell`, for an actor's own helpers)."""
 
     def __init__(self, send: MemoryObjectSendStream[Envelope[Req, Rep]]) -> None:
         self._send = send
+
+    def tell_nowait(self, request: Req) -> bool:
+        """Post `request` without waiting for room or an answer; False when the actor has
+        stopped or its inbox is full. For an actor's own tasks reporting back to it (their
+        reports must not block, and must reach the one task that owns the state)."""
+        reply_send, reply_receive = anyio.create_memory_object_stream[Outcome[Rep]](1)
+        reply_receive.close()  # nobody waits for an answer: a reply is dropped
+        try:
+            self._send.send_nowait(Envelope(request, reply_send))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
+            reply_send.close()
+            return False
+        return True
 
     async def ask(
         self,
@@ -124,3 +139,35 @@ class ActorHandle(Generic[Req, Rep]):
             reply_send.close()
             await reply_receive.aclose()
         return outcome.unwrap()
+
+
+class Published(Generic[T]):
+    """The latest frozen snapshot an actor published about itself.
+
+    Only the owning actor calls `publish`; anyone may read `value` at any time (a
+    snapshot is immutable, so a reader never sees a half-made change) or wait for the next
+    one. This is how actors show their state without exposing their fields.
+    """
+
+    def __init__(self, initial: T) -> None:
+        self._value = initial
+        self._changed: anyio.Event | None = None  # made on first wait: needs a running loop
+
+    @property
+    def value(self) -> T:
+        return self._value
+
+    def publish(self, value: T) -> None:
+        if value == self._value:
+            return
+        self._value = value
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+
+    async def wait_changed(self) -> T:
+        """Wait for the next snapshot and return it."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+        return self._value

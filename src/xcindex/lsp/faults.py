@@ -26,10 +26,9 @@ from enum import StrEnum
 
 import anyio
 
-from xcindex.actors.mailbox import ActorGone, ActorTimeout
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.warnings import ActorGone, ActorTimeout, CodedError, WarningCode
 
 
 class LspStage(StrEnum):

@@ -223,6 +223,8 @@ class JsonRpcConnection:
         request_handler: answers requests from the peer; defaults to `answer_as_lsp_client`.
         log_capacity: how many log messages to keep.
         event_capacity: how many progress and diagnostics notifications to keep.
+        on_change: called after a log message arrived, the work-done progress changed or
+            the connection closed, so that an owner can publish a new snapshot.
     """
 
     def __init__(
@@ -234,6 +236,7 @@ class JsonRpcConnection:
         request_handler: ServerRequestHandler = answer_as_lsp_client,
         log_capacity: int = 500,
         event_capacity: int = 200,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self._receive = BufferedByteReceiveStream(receive)
         self._send = send
@@ -251,6 +254,7 @@ class JsonRpcConnection:
         self.progress_events: deque[ProgressEvent] = deque(maxlen=event_capacity)
         self.diagnostics: deque[DiagnosticsEvent] = deque(maxlen=event_capacity)
         self._work_done: dict[RequestId, WorkDone] = {}
+        self._on_change = on_change
 
     # -- state ---------------------------------------------------------------------------
 
@@ -366,12 +370,14 @@ class JsonRpcConnection:
                 now, method, kind if isinstance(kind, int) else 0, str(payload.get("message", ""))
             )
             self.log_messages.append(entry)
+            self._changed()
             log.debug("jsonrpc_peer_log", peer=self._name, method=method, message=entry.message[:500])
         elif method == "$/progress":
             token = payload.get("token")
             if isinstance(token, int | str):
                 self.progress_events.append(ProgressEvent(now, token, payload.get("value")))
                 self._track_work_done(token, payload.get("value"))
+                self._changed()
         elif method == "textDocument/publishDiagnostics":
             diagnostics = payload.get("diagnostics")
             self.diagnostics.append(
@@ -383,6 +389,10 @@ class JsonRpcConnection:
             )
         else:
             log.debug("jsonrpc_notification_ignored", peer=self._name, method=method)
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
 
     def _track_work_done(self, token: RequestId, value: JsonValue) -> None:
         if not isinstance(value, dict):
@@ -513,6 +523,7 @@ class JsonRpcConnection:
         if self._close_reason is not None:
             return
         self._close_reason = reason
+        self._changed()  # before anyone waiting hears of it: an owner's snapshot says closed
         pending, self._pending = self._pending, {}
         for reply_to in pending.values():
             with reply_to:

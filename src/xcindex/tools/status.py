@@ -6,16 +6,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from xcindex.actors.index import IndexState
 from xcindex.indexstore.database import Database
-from xcindex.indexstore.ingest import newest_write_ns
+from xcindex.indexstore.state import IndexState
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.common import AnswerWarning, project_stale_files
 from xcindex.tools.shapes import LspChildJson, StatusJson
 from xcindex.warnings import Completeness, WarningCode
 
 if TYPE_CHECKING:
-    from xcindex.actors.lsp import LspChildStatus
+    from xcindex.lsp.snapshot import LspChildStatus
 
 MAX_LISTED = 50
 """Files listed per list of the structured answer under a response budget."""
@@ -151,10 +150,11 @@ def stale_files_now(db: Database) -> list[str]:
     return project_stale_files(db)
 
 
-def status_answer(state: IndexState, stale: list[str], **extra: Any) -> StatusAnswer:
+def status_answer(state: IndexState, stale: list[str], *, index_mtime_ns: int, **extra: Any) -> StatusAnswer:
+    """`index_mtime_ns`: the newest write in the store (the index actor reads it, in a thread)."""
     return StatusAnswer(
         state=state,
-        index_mtime_ns=newest_write_ns(state.store_path),
+        index_mtime_ns=index_mtime_ns,
         stale_files=tuple(stale),
         warnings=tuple(unreadable_warnings(state)),
         **extra,
