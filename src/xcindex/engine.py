@@ -28,7 +28,6 @@ from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location, locate
-from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
 from xcindex.tools.common import Freshness, Warning
@@ -40,9 +39,8 @@ from xcindex.tools.plan_rename import (
     RenamePlan,
     early_refusal,
     index_plan,
-    lsp_ranges,
-    reconcile,
     refused,
+    with_safety_net,
     with_warnings,
 )
 from xcindex.tools.references import (
@@ -54,6 +52,7 @@ from xcindex.tools.references import (
     find_overrides,
     find_references,
 )
+from xcindex.tools.rename_reconcile import reconcile_plan
 from xcindex.tools.status import (
     StatusAnswer,
     iso,
@@ -450,14 +449,18 @@ class Engine:
         new_name: str,
         *,
         max_ranges: int = DEFAULT_MAX_RANGES,
+        offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
         reconcile_with_lsp: bool | None = None,
     ) -> RenamePlan:
         """A tiered rename plan for `usr`; never writes a file. Reconciled with sourcekit-lsp
-        unless `reconcile_with_lsp` (default: the config's `reconcile`) is False."""
+        unless `reconcile_with_lsp` (default: the config's `reconcile`) is False. `offset`
+        pages through a plan larger than `max_ranges` (the answer's `nextOffset`)."""
         if not 1 <= max_ranges <= MAX_RANGES:
             raise XcindexError(f"'maxRanges' must be between 1 and {MAX_RANGES}; got {max_ranges}.")
+        if offset < 0:
+            raise XcindexError(f"'offset' must be 0 or more; got {offset}.")
         refusal = early_refusal(new_name)
         if refusal is not None:
             return refused(usr, new_name, refusal, max_ranges)
@@ -465,6 +468,10 @@ class Engine:
         edited = await self.edited_files()
         roots = await anyio.to_thread.run_sync(toolchain_roots)
         last_built = iso(await anyio.to_thread.run_sync(newest_write_ns, location.store_path))
+        project_root = location.workspace_root
+        if project_root is None and project_path:
+            given = Path(project_path)
+            project_root = given.parent if given.suffix in (".xcodeproj", ".xcworkspace") else given
         plan: RenamePlan = await self._query(
             location,
             lambda db: index_plan(
@@ -485,12 +492,12 @@ class Engine:
             return plan
         if reconcile_with_lsp if reconcile_with_lsp is not None else self.config.reconcile:
             plan = await self._reconcile(plan, project_path, location)
-        return plan
+        # After reconciliation, so that sites sourcekit-lsp added count as covered.
+        plan = await self._query(location, lambda db: with_safety_net(db, plan, project_root))
+        return replace(plan, offset=offset)
 
     async def _reconcile(self, plan: RenamePlan, project_path: str | None, location: Location) -> RenamePlan:
-        """Ask sourcekit-lsp for the references at each renamed definition (after its
-        background index is ready) and tier the plan by agreement. Any fault is a warning."""
-        unavailable = WarningCode.RECONCILIATION_UNAVAILABLE
+        """Find the workspace root and the pool, then reconcile (tools/rename_reconcile.py)."""
         try:
             root: WorkspaceRoot = await anyio.to_thread.run_sync(
                 partial(
@@ -501,34 +508,18 @@ class Engine:
                 )
             )
             pool = await self.lsp_pool()
-            await pool.wait_ready(root.path)
-            locations: list[LspLocation] = []
-            for _usr, path, line, column in plan.definitions:
-                locations += await pool.references(
-                    root.path, Path(path), line, column, include_declaration=True
-                )
         except CodedError as error:
             return with_warnings(
                 plan,
                 [
-                    (unavailable, f"sourcekit-lsp was not consulted: {error.message}"),
+                    (
+                        WarningCode.RECONCILIATION_UNAVAILABLE,
+                        f"sourcekit-lsp was not consulted: {error.message}",
+                    ),
                     (error.code, error.message),
                 ],
             )
-        index_paths = {r.path for r in plan.ranges}
-        found = await anyio.to_thread.run_sync(lsp_ranges, locations, plan.old_name or "", index_paths)
-        warnings = [
-            (code, f"{code}: sourcekit-lsp may lack build settings for {root.path}.")
-            for code in root.warnings_for_answer(empty=not found)
-        ]
-        if not found:
-            warnings.append(
-                (
-                    WarningCode.RECONCILIATION_EMPTY,
-                    "sourcekit-lsp answered with no locations; the index's tiers stand.",
-                )
-            )
-        return with_warnings(reconcile(plan, found), warnings)
+        return await reconcile_plan(plan, pool, root)
 
     # --- pushed freshness ------------------------------------------------------------
 
