@@ -29,6 +29,7 @@ from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location, locate
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
+from xcindex.package import describe_package
 from xcindex.tools.blast_radius import BlastRadiusAnswer, blast_radius
 from xcindex.tools.common import Freshness, Warning
 from xcindex.tools.conformances import ConformancesAnswer, find_conformances
@@ -401,8 +402,14 @@ class Engine:
     async def blast_radius(
         self, file_path: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> BlastRadiusAnswer:
+        location = await self.locate(project_path, index_store_path)
+        package = None
+        if location.workspace_root is not None:
+            package = await anyio.to_thread.run_sync(
+                describe_package, location.workspace_root, cache_dir() / "swiftpm-describe"
+            )
         answer: BlastRadiusAnswer = await self._answer(
-            project_path, index_store_path, lambda db: blast_radius(db, file_path)
+            project_path, index_store_path, lambda db: blast_radius(db, file_path, package=package)
         )
         return answer
 
