@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from xcindex.tools.plan_rename import (
     RenameRange,
     is_sdk_path,
     render_plan,
+    render_plan_compact,
     validate_new_name,
 )
 from xcindex.tools.rename_reconcile import lsp_ranges, reconcile, verify_lsp_ranges
@@ -189,3 +191,19 @@ def test_the_text_is_the_structured_plan_as_sorted_pretty_json_in_a_fence() -> N
     body = text.removeprefix("```json\n").removesuffix("\n```")
     assert json.loads(body) == plan.to_json()
     assert list(json.loads(body)) == sorted(plan.to_json())
+
+
+def test_a_large_plan_renders_compactly_within_a_budget_and_pages() -> None:
+    many = [index_range(f"/p/F{i % 3}.swift", i, 5) for i in range(1, 301)]
+    plan = plan_of(*sorted(many, key=lambda r: (r.path, r.line)))
+    text = render_plan_compact(plan, 1000)
+    assert len(text) <= 1200
+    assert "/p/F0.swift green-indexstore: 3:5 6:5" in text
+    offset = int(text.rsplit("offset=", 1)[1].rstrip("."))
+    assert 0 < offset < 300
+    # The structured plan pages too: nextOffset until the last page.
+    first = replace(plan, max_ranges=120)
+    assert first.to_json()["nextOffset"] == 120
+    last = replace(plan, max_ranges=120, offset=240)
+    assert last.to_json()["nextOffset"] is None
+    assert len(last.to_json()["ranges"]) == 60
