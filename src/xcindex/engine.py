@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -33,8 +33,8 @@ from xcindex.indexstore.library import toolchain_roots
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
 from xcindex.locate import Location, locate
-from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
+from xcindex.package import describe_package
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
 from xcindex.tools.common import AnswerWarning, Freshness
@@ -46,9 +46,8 @@ from xcindex.tools.plan_rename import (
     RenamePlan,
     early_refusal,
     index_plan,
-    lsp_ranges,
-    reconcile,
     refused,
+    with_safety_net,
     with_warnings,
 )
 from xcindex.tools.references import (
@@ -59,6 +58,7 @@ from xcindex.tools.references import (
     FindReferencesArgs,
     SitesAnswer,
 )
+from xcindex.tools.rename_reconcile import reconcile_plan
 from xcindex.tools.shapes import LspChildJson
 from xcindex.tools.status import (
     StatusAnswer,
@@ -72,10 +72,10 @@ from xcindex.tools.status import (
 from xcindex.tools.wait_for_fresh import (
     DEFAULT_TIMEOUT_S,
     FileFreshness,
-    FileState,
     FreshWaitAnswer,
     WaitForFreshArgs,
     files_freshness,
+    wait_until_fresh,
 )
 from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 
@@ -99,16 +99,6 @@ call waits for. A context variable, so the Engine's methods keep one signature p
 def edited_among(paths: set[str], edited: frozenset[str]) -> list[str]:
     """The paths (as the index names them) whose real path was edited this session."""
     return sorted(path for path in paths if os.path.realpath(path) in edited)
-
-
-class _HasFreshness(Protocol):
-    @property
-    def freshness(self) -> Freshness: ...
-
-    def named_paths(self) -> set[str]: ...
-
-
-A = TypeVar("A", bound=_HasFreshness)
 
 
 @dataclass(frozen=True)
@@ -160,10 +150,6 @@ def _edited_in_project(edited: frozenset[str], root: Path | None) -> list[str]:
         return sorted(edited)
     top = os.path.realpath(root).rstrip("/") + "/"
     return sorted(path for path in edited if os.path.realpath(path).startswith(top))
-
-
-def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
-    return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
 
 
 @contextmanager
@@ -308,7 +294,7 @@ class Engine:
             return await handle.query(fn, timeout=limit, progress=current_progress_listener.get())
 
     async def _answer(
-        self, project_path: str | None, index_store_path: str | None, args: LocationArgs
+        self, project_path: str | None, index_store_path: str | None, args: LocationArgs, context: Any = None
     ) -> Any:
         """Run a tool's named query on a fresh database, then add what the location and the
         store's own health say to its freshness (name-match fallback, unreadable units)."""
@@ -316,7 +302,11 @@ class Engine:
         handle = await self._index_for(location)
         with _index_timeout(self.config.query_timeout_s):
             answer = await handle.ask(
-                args.tool, args, timeout=self.config.query_timeout_s, progress=current_progress_listener.get()
+                args.tool,
+                args,
+                timeout=self.config.query_timeout_s,
+                progress=current_progress_listener.get(),
+                context=context,
             )
         state = await (await self._index_for(location)).state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
@@ -389,6 +379,16 @@ class Engine:
         settings a tool takes (plan_rename's `reconcile_with_lsp`)."""
         from xcindex.registry import INDEX_QUERIES
 
+        if args.tool == "blast_radius":
+            # Which targets are tests and executables: SwiftPM's own description, read once
+            # per Package.swift (a subprocess), before the index is asked.
+            location = await self.locate(args.project_path, args.index_store_path)
+            package = None
+            if location.workspace_root is not None:
+                package = await anyio.to_thread.run_sync(
+                    describe_package, location.workspace_root, cache_dir() / "swiftpm-describe"
+                )
+            return await self._answer(args.project_path, args.index_store_path, args, package)
         if args.tool in INDEX_QUERIES:
             return await self._answer(args.project_path, args.index_store_path, args)
         if args.tool == "status":
@@ -525,16 +525,19 @@ class Engine:
         new_name: str,
         *,
         max_ranges: int = DEFAULT_MAX_RANGES,
+        offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
         reconcile_with_lsp: bool | None = None,
     ) -> RenamePlan:
         """A tiered rename plan for `usr`; never writes a file. Reconciled with sourcekit-lsp
-        unless `reconcile_with_lsp` (default: the config's `reconcile`) is False."""
+        unless `reconcile_with_lsp` (default: the config's `reconcile`) is False. `offset`
+        pages through a plan larger than `max_ranges` (the answer's `nextOffset`)."""
         args = PlanRenameArgs.build(
             usr=usr,
             new_name=new_name,
             max_ranges=max_ranges,
+            offset=offset,
             project_path=project_path,
             index_store_path=index_store_path,
         )
@@ -542,7 +545,7 @@ class Engine:
         return plan
 
     async def _plan_rename(self, args: PlanRenameArgs, reconcile_with_lsp: bool | None = None) -> RenamePlan:
-        usr, new_name, max_ranges = args.usr, args.new_name, args.max_ranges
+        usr, new_name, max_ranges, offset = args.usr, args.new_name, args.max_ranges, args.offset
         project_path = args.project_path
         refusal = early_refusal(new_name)
         if refusal is not None:
@@ -553,6 +556,10 @@ class Engine:
         last_built = iso(
             (await (await self._index_for(location)).version(newest_write=True)).newest_write_ns or 0
         )
+        project_root = location.workspace_root
+        if project_root is None and project_path:
+            given = Path(project_path)
+            project_root = given.parent if given.suffix in (".xcodeproj", ".xcworkspace") else given
         plan: RenamePlan = await self._query(
             location,
             lambda db: index_plan(
@@ -573,12 +580,12 @@ class Engine:
             return plan
         if reconcile_with_lsp if reconcile_with_lsp is not None else self.config.reconcile:
             plan = await self._reconcile(plan, project_path, location)
-        return plan
+        # After reconciliation, so that sites sourcekit-lsp added count as covered.
+        plan = await self._query(location, lambda db: with_safety_net(db, plan, project_root))
+        return replace(plan, offset=offset)
 
     async def _reconcile(self, plan: RenamePlan, project_path: str | None, location: Location) -> RenamePlan:
-        """Ask sourcekit-lsp for the references at each renamed definition (after its
-        background index is ready) and tier the plan by agreement. Any fault is a warning."""
-        unavailable = WarningCode.RECONCILIATION_UNAVAILABLE
+        """Find the workspace root and the pool, then reconcile (tools/rename_reconcile.py)."""
         try:
             root: WorkspaceRoot = await anyio.to_thread.run_sync(
                 partial(
@@ -589,34 +596,18 @@ class Engine:
                 )
             )
             pool = await self.lsp_pool()
-            await pool.wait_ready(root.path)
-            locations: list[LspLocation] = []
-            for _usr, path, line, column in plan.definitions:
-                locations += await pool.references(
-                    root.path, Path(path), line, column, include_declaration=True
-                )
         except CodedError as error:
             return with_warnings(
                 plan,
                 [
-                    (unavailable, f"sourcekit-lsp was not consulted: {error.message}"),
+                    (
+                        WarningCode.RECONCILIATION_UNAVAILABLE,
+                        f"sourcekit-lsp was not consulted: {error.message}",
+                    ),
                     (error.code, error.message),
                 ],
             )
-        index_paths = {r.path for r in plan.ranges}
-        found = await anyio.to_thread.run_sync(lsp_ranges, locations, plan.old_name or "", index_paths)
-        warnings = [
-            (code, f"{code}: sourcekit-lsp may lack build settings for {root.path}.")
-            for code in root.warnings_for_answer(empty=not found)
-        ]
-        if not found:
-            warnings.append(
-                (
-                    WarningCode.RECONCILIATION_EMPTY,
-                    "sourcekit-lsp answered with no locations; the index's tiers stand.",
-                )
-            )
-        return with_warnings(reconcile(plan, found), warnings)
+        return await reconcile_plan(plan, pool, root)
 
     # --- pushed freshness ------------------------------------------------------------
 
@@ -642,40 +633,27 @@ class Engine:
         return answer
 
     async def _wait_for_fresh(self, args: WaitForFreshArgs) -> FreshWaitAnswer:
-        file_paths, timeout_s = list(args.files), args.timeout_seconds
         location = await self.locate(args.project_path, args.index_store_path)
-        started = anyio.current_time()
-        deadline = started + timeout_s
-        last: list[FileFreshness] | None = None
-        while True:
-            edited = await self.edited_files()
-            files = None
-            # A first ingestion of a large store, or other queries ahead of this one, can
-            # outlast the caller's timeout.
-            with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0) + self.config.watch_poll_s):
-                files = await self._query(location, partial(_freshness_of, paths=file_paths, edited=edited))
-            now = anyio.current_time()
-            if files is None:
-                state = await (await self._index_for(location)).state()
-                if not state.ready:
-                    done, total = state.progress
-                    raise CodedError(
-                        WarningCode.INDEX_FIRST_INGESTION_RUNNING,
-                        f"The first ingestion of this index is still running ({done}/{total} records read); "
-                        "ask again in a moment.",
-                    )
-                # Busy, not broken: a timeout is an answer, with what was last known.
-                known: list[FileFreshness] = (
-                    last
-                    if last is not None
-                    else await anyio.to_thread.run_sync(_unknown_freshness, file_paths, edited)
-                )
-                return FreshWaitAnswer(tuple(known), waited_s=now - started, timed_out=True)
-            last = files
-            settled = all(f.settled for f in files)
-            if settled or now >= deadline:
-                return FreshWaitAnswer(tuple(files), waited_s=now - started, timed_out=not settled)
-            await anyio.sleep(min(self.config.watch_poll_s, deadline - now))
+        paths = list(args.files)
+
+        async def check(edited: frozenset[str]) -> list[FileFreshness]:
+            result: list[FileFreshness] = await self._query(
+                location, partial(_freshness_of, paths=paths, edited=edited)
+            )
+            return result
+
+        async def progress() -> tuple[int, int] | None:
+            state = await (await self._index_for(location)).state()
+            return None if state.ready else state.progress
+
+        return await wait_until_fresh(
+            paths,
+            args.timeout_seconds,
+            check=check,
+            edited=self.edited_files,
+            first_ingestion=progress,
+            poll_s=self.config.watch_poll_s,
+        )
 
     async def status_version(
         self, *, project_path: str | None = None, index_store_path: str | None = None

@@ -88,7 +88,9 @@ class ToolDecl:
         object.__setattr__(self, "output_schema", compact_schema(TypeAdapter(self.shape).json_schema()))
 
     def structured(self, answer: Any, budget: int | None) -> dict[str, Any]:
-        payload: dict[str, Any] = answer.to_json(budget) if self.name != "plan_rename" else answer.to_json()
+        if self.name == "plan_rename":
+            return dict(agent.fit_plan(answer, budget).to_json())
+        payload: dict[str, Any] = answer.to_json(budget)
         return payload
 
 

@@ -37,6 +37,14 @@ class WarningCode(StrEnum):
     # Index-side faults of a whole call (raised as CodedError, logged with the code).
     INDEX_QUERY_TIMEOUT = "index_query_timeout"
     INDEX_FIRST_INGESTION_RUNNING = "index_first_ingestion_running"
+    # plan_rename: what the plan cannot prove, or what changes meaning while it builds.
+    LSP_RANGE_OFF_NAME = "lsp_range_off_name"
+    UNPROVEN_OCCURRENCES = "unproven_occurrences"
+    SHARED_DEFAULT_IMPLEMENTATION = "shared_default_implementation"
+    CODABLE_KEY_RENAMED = "codable_key_renamed"
+    PROPERTY_WRAPPER_DERIVED_NAME = "property_wrapper_derived_name"
+    OBJC_SELECTOR = "objc_selector"
+    STRING_KEYED_LOOKUP = "string_keyed_lookup"
 
 
 class Completeness(StrEnum):
@@ -55,6 +63,9 @@ class RefusalReason(StrEnum):
     SYNTHESIZED_SYMBOL_NOT_RENAMEABLE = "synthesized_symbol_not_renameable"
     SDK_SYMBOL_RENAME = "sdk_symbol_rename"
     USR_NOT_FOUND = "usr_not_found"
+    SPECIAL_MEMBER_NOT_RENAMEABLE = "special_member_not_renameable"
+    COMPILER_REQUIRED_NAME = "compiler_required_name"
+    LOCAL_SYMBOL_NOT_RENAMEABLE = "local_symbol_not_renameable"
 
 
 class Tier(StrEnum):
@@ -80,6 +91,9 @@ class RangeReason(StrEnum):
     OBJC_BRIDGE = "objc_bridge"
     COMPILE_COMMANDS_MISSING = "compile_commands_missing"
     FILE_NEWER_THAN_UNIT = "file_newer_than_unit"
+    WITNESS_BY_SIGNATURE = "witness_by_signature"
+    LSP_MAPPED_TO_NAME = "lsp_mapped_to_name"
+    SETTLED_AT_SITE = "settled_at_site"
 
 
 MISSING_LOCATION = "Either 'projectPath' or 'indexStorePath' must be provided."

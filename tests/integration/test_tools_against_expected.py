@@ -211,5 +211,5 @@ async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_
     assert answer["indexStorePath"] == store_path
     assert answer["staleFileCount"] == 0
     assert answer["completeness"] == "complete"
-    assert answer["counts"]["liveUnits"] == 17  # 12 + 3 library sources, 2 test sources
+    assert answer["counts"]["liveUnits"] == 20  # 13 + 3 library sources, 1 executable source, 3 test sources
     assert answer["indexMtime"].endswith("Z")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,11 @@ from xcindex.tools.plan_rename import (
     RenamePlan,
     RenameRange,
     is_sdk_path,
-    lsp_ranges,
-    reconcile,
     render_plan,
+    render_plan_compact,
     validate_new_name,
 )
+from xcindex.tools.rename_reconcile import lsp_ranges, reconcile, verify_lsp_ranges
 from xcindex.warnings import RangeReason, Tier
 
 LINE = '        lastGreeting = "👋 " + (userService.fetchUser(id: 1) ?? "guest")'
@@ -93,7 +94,7 @@ def index_range(path: str, line: int, column: int, tier: Tier = Tier.GREEN_INDEX
 
 def test_reconciliation_classifies_agreement_silence_and_lsp_only_sites(tmp_path: Path) -> None:
     source = tmp_path / "AppDelegate.swift"
-    source.write_text("func fetchUser() {}\n" + LINE + "\n", encoding="utf-8")
+    source.write_text("func fetchUser() {}\n" + LINE + "\n\n\nfetchUser\n\nfetchUser\n", encoding="utf-8")
     utf8 = LINE.encode().index(b"fetchUser") + 1
     utf16 = len(LINE[: LINE.index("fetchUser")].encode("utf-16-le")) // 2 + 1
     assert (utf8, utf16) == (47, 45)
@@ -109,7 +110,10 @@ def test_reconciliation_classifies_agreement_silence_and_lsp_only_sites(tmp_path
         LspLocation(Path(os.path.realpath(source)), 2, utf16, utf16, utf8, utf8, 2),
         LspLocation(source, 7, 1, 1, 1, 1, 7),
     ]
-    reconciled = reconcile(plan, lsp_ranges(answered, "fetchUser(id:)", [str(source)]))
+    found = lsp_ranges(answered, "fetchUser(id:)", [str(source)])
+    verified, dropped = verify_lsp_ranges(found, "fetchUser(id:)", {r.key for r in plan.ranges})
+    assert dropped == 0
+    reconciled = reconcile(plan, verified)
     by_line = {r.line: r for r in reconciled.ranges}
     assert by_line[1].tier == Tier.GREEN_VERIFIED
     assert by_line[5].tier == Tier.YELLOW_DISAGREEMENT
@@ -120,7 +124,8 @@ def test_reconciliation_classifies_agreement_silence_and_lsp_only_sites(tmp_path
     assert lsp_only.source == "sourcekit-lsp"
     assert lsp_only.path == str(source)  # spelled as the index spells it
     assert (lsp_only.column, lsp_only.end_column) == (45, 54)  # UTF-16 code units
-    assert set(lsp_only.reasons) == {RangeReason.SOURCEKIT_LSP_ONLY, RangeReason.MACRO_ADJACENT}
+    # On the name, and no macro near it: only its provenance.
+    assert set(lsp_only.reasons) == {RangeReason.SOURCEKIT_LSP_ONLY}
     assert reconciled.summary() == {
         "green_verified": 1,
         "green_indexstore": 0,
@@ -128,6 +133,50 @@ def test_reconciliation_classifies_agreement_silence_and_lsp_only_sites(tmp_path
         "yellow_lsp_only": 1,
         "red_stale": 1,
     }
+
+
+def test_lsp_locations_off_the_name_are_moved_to_it_or_dropped(tmp_path: Path) -> None:
+    source = tmp_path / "T.swift"
+    lines = [
+        "    #expect(",  # 1: sourcekit-lsp's location of a reference inside the macro
+        "        handler.logLevel == .info",  # 2: the written name
+        '    let s = "logLevel" ; f(logLevel: logLevel)',  # 3: two written names in code
+        "    logLevel = 1",  # 4: on the name
+        "    handler.logLevel = 2",  # 5: sourcekit-lsp answered the start of the line
+    ]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def at(line: int, column: int) -> LspLocation:
+        return LspLocation(source, line, column, column, column, column, line)
+
+    found = lsp_ranges([at(1, 5), at(3, 1), at(4, 5), at(5, 1)], "logLevel", [str(source)])
+    verified, dropped = verify_lsp_ranges(found, "logLevel", set())
+    # Line 1 has no written name (dropped), line 3 two (ambiguous: dropped).
+    assert dropped == 2
+    assert [(r.line, r.utf8_column, r.moved, r.macro) for r in verified] == [
+        (4, 5, False, False),
+        (5, 13, True, False),
+    ]
+    for r in verified:
+        text = lines[r.line - 1].encode()
+        assert text[r.utf8_column - 1 : r.utf8_end_column - 1] == b"logLevel"
+    # The macro's own line above the name: moved when the name is on that line.
+    source.write_text("    #expect(handler.logLevel == .info)\n", encoding="utf-8")
+    [moved], none = verify_lsp_ranges(lsp_ranges([at(1, 5)], "logLevel", [str(source)]), "logLevel", set())
+    assert none == 0
+    assert (moved.utf8_column, moved.macro, moved.moved) == (21, True, True)
+    plan = reconcile(plan_of(), [moved])
+    assert set(plan.ranges[0].reasons) == {
+        RangeReason.SOURCEKIT_LSP_ONLY,
+        RangeReason.LSP_MAPPED_TO_NAME,
+        RangeReason.MACRO_ADJACENT,
+    }
+    # A covered name on the line does not count: the other one is the only candidate.
+    source.write_text("    f(logLevel: logLevel)\n", encoding="utf-8")
+    [other], _ = verify_lsp_ranges(
+        lsp_ranges([at(1, 1)], "logLevel", [str(source)]), "logLevel", {(str(source), 1, 7)}
+    )
+    assert other.utf8_column == 17
 
 
 def test_an_empty_lsp_answer_changes_nothing() -> None:
@@ -142,3 +191,19 @@ def test_the_text_is_the_structured_plan_as_sorted_pretty_json_in_a_fence() -> N
     body = text.removeprefix("```json\n").removesuffix("\n```")
     assert json.loads(body) == plan.to_json()
     assert list(json.loads(body)) == sorted(plan.to_json())
+
+
+def test_a_large_plan_renders_compactly_within_a_budget_and_pages() -> None:
+    many = [index_range(f"/p/F{i % 3}.swift", i, 5) for i in range(1, 301)]
+    plan = plan_of(*sorted(many, key=lambda r: (r.path, r.line)))
+    text = render_plan_compact(plan, 1000)
+    assert len(text) <= 1200
+    assert "/p/F0.swift green-indexstore: 3:5 6:5" in text
+    offset = int(text.rsplit("offset=", 1)[1].rstrip("."))
+    assert 0 < offset < 300
+    # The structured plan pages too: nextOffset until the last page.
+    first = replace(plan, max_ranges=120)
+    assert first.to_json()["nextOffset"] == 120
+    last = replace(plan, max_ranges=120, offset=240)
+    assert last.to_json()["nextOffset"] is None
+    assert len(last.to_json()["ranges"]) == 60

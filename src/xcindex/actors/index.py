@@ -64,6 +64,9 @@ class ToolQuery:
     tool: str
     args: Any
     progress: ProgressListener | None = None
+    context: Any = None
+    """What the Engine gathered for the query beforehand (blast_radius: the package's
+    description), passed as the query's third argument when given."""
 
 
 @dataclass(frozen=True)
@@ -318,9 +321,10 @@ class IndexActor:
         db = self._db
         assert db is not None
         if isinstance(request, ToolQuery):
-            query, args = self.queries[request.tool], request.args
+            query: Callable[..., Any] = self.queries[request.tool]
+            extra = () if request.context is None else (request.context,)
             async with self._refresh_lock:
-                return await anyio.to_thread.run_sync(lambda: query(db, args))
+                return await anyio.to_thread.run_sync(query, db, request.args, *extra)
         if not isinstance(request, Query):
             return None
         async with self._refresh_lock:
@@ -361,10 +365,16 @@ class IndexHandle:
         return result
 
     async def ask(
-        self, tool: str, args: Any, *, timeout: float = math.inf, progress: ProgressListener | None = None
+        self,
+        tool: str,
+        args: Any,
+        *,
+        timeout: float = math.inf,
+        progress: ProgressListener | None = None,
+        context: Any = None,
     ) -> Any:
         """The answer of the named query `tool` for `args`."""
-        return await self._ask(ToolQuery(tool, args, progress), timeout=timeout)
+        return await self._ask(ToolQuery(tool, args, progress, context), timeout=timeout)
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:
         state: IndexState = await self._ask(GetState(), timeout=timeout)

@@ -2,7 +2,7 @@
 
 The child leads a new session, so that its helpers (builds, swiftc) can be found and
 signalled even after it has exited; on Linux it also dies with this process (a small
-wrapper sets PR_SET_PDEATHSIG before exec'ing it). Not actor logic: the LSP actor owns a
+wrapper leaves a watchdog that kills it when the server is gone, then exec's it). Not actor logic: the LSP actor owns a
 child started here, and tests substitute in-memory children through `Launcher`.
 """
 
@@ -124,16 +124,44 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
-_DIE_WITH_PARENT = (
-    "import ctypes, os, sys\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    sys.exit(1)  # the parent died before the line above\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
-"""Run before exec'ing sourcekit-lsp on Linux: if the server is SIGKILLed (no chance to stop
-its children), the kernel kills sourcekit-lsp too, instead of trusting it to notice that its
-stdin closed (under load it sometimes did not within 20 s)."""
+_DIE_WITH_PARENT = """
+import os, signal, sys
+server = int(sys.argv[1])
+if os.getppid() != server:
+    sys.exit(1)  # the server died before we got here
+lsp = os.getpid()
+if os.fork() == 0:
+    # The watchdog: dies with sourcekit-lsp (PR_SET_PDEATHSIG, relative to the thread that
+    # forked it, which becomes sourcekit-lsp's own), and SIGKILLs it once the server is gone.
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() == lsp:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)  # never hold sourcekit-lsp's pipes open
+            try:
+                import select
+                select.select([os.pidfd_open(server)], [], [])
+            except (AttributeError, OSError):
+                import time
+                while True:
+                    try:
+                        os.kill(server, 0)
+                    except ProcessLookupError:
+                        break
+                    time.sleep(0.5)
+            os.kill(lsp, signal.SIGKILL)
+    finally:
+        os._exit(0)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+"""Run before exec'ing sourcekit-lsp on Linux, so that a SIGKILLed server (no chance to stop
+its children) does not leave it running, instead of trusting it to notice that its stdin
+closed (under load it sometimes did not within 20 s). Not PR_SET_PDEATHSIG on sourcekit-lsp
+itself: that fires when the *thread* that started it exits, and trio starts processes from
+worker threads that exit after 10 s idle (every child died 10 s after launch). A watchdog
+process waits on the server's pidfd instead, and dies with sourcekit-lsp."""
 
 
 def _check_executable(program: str) -> None:

@@ -137,11 +137,10 @@ def _problem(model: type[ToolArgs], item: Any) -> tuple[str | None, str, str]:
         bounds = _bounds(model, parts[0])
         if bounds is not None:
             low, high = bounds
-            return (
-                field,
-                rest,
-                f"{{}} must be between {_number(low)} and {_number(high)}; got {_number(item['input'])}",
-            )
+            got = _number(item["input"])
+            if high is None:
+                return field, rest, f"{{}} must be {_number(low)} or more; got {got}"
+            return field, rest, f"{{}} must be between {_number(low)} and {_number(high)}; got {got}"
     if kind in ("too_short", "too_long") and not rest:
         lengths = _length_bounds(model, parts[0])
         if lengths is not None and isinstance(item.get("input"), list):
@@ -153,7 +152,7 @@ def _escaped(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _bounds(model: type[ToolArgs], field: object) -> tuple[float, float] | None:
+def _bounds(model: type[ToolArgs], field: object) -> tuple[float, float | None] | None:
     info = model.model_fields.get(str(field))
     if info is None:
         return None
@@ -161,7 +160,7 @@ def _bounds(model: type[ToolArgs], field: object) -> tuple[float, float] | None:
     for meta in info.metadata:
         low = getattr(meta, "ge", low) if getattr(meta, "ge", None) is not None else low
         high = getattr(meta, "le", high) if getattr(meta, "le", None) is not None else high
-    return None if low is None or high is None else (low, high)
+    return None if low is None else (low, high)
 
 
 def _length_bounds(model: type[ToolArgs], field: object) -> tuple[int, int] | None:

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
+from xcindex.package import PackageDescription
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
@@ -63,6 +64,10 @@ class BlastRadiusAnswer:
     depth: int
     bounded: bool
     freshness: Freshness
+    whole_suite: bool = False
+    """Every test file of the project covers the change."""
+    via_executable: tuple[str, ...] = ()
+    """Executable targets the change reaches whose tests run them (cover without a reference)."""
 
     @property
     def swift_test_command(self) -> str | None:
@@ -99,6 +104,7 @@ class BlastRadiusAnswer:
 
         ordered = sorted(self.affected_files, key=rank)
         chosen = set(ordered[: fitting(ordered, cost, min(budget, LISTS_BUDGET_CHARS))])
+        chosen.add(self.file_path)  # a changed test file covers its own tests
         return BlastRadiusView(
             affected_files=tuple(p for p in self.affected_files if p in chosen),
             direct_dependents=tuple(p for p in self.direct_dependents if p in chosen),
@@ -120,6 +126,8 @@ class BlastRadiusAnswer:
             "directDependentCount": len(self.direct_dependents),
             "coveringTestCount": len(self.covering_tests),
             "truncated": len(view.affected_files) < len(self.affected_files),
+            "coversWholeSuite": self.whole_suite,
+            "viaExecutables": list(self.via_executable),
             **self.freshness.to_json(budget),
         }
 
@@ -212,9 +220,17 @@ def _parent_type_name(db: Database, symbol: Any) -> str | None:
     return None
 
 
-def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) -> BlastRadiusAnswer:
+def blast_radius(
+    db: Database, file_path: str, *, max_depth: int = MAX_DEPTH, package: PackageDescription | None = None
+) -> BlastRadiusAnswer:
+    """`package` (SwiftPM's own description, when the project is a package) decides which
+    files are tests and which executables tests run; without it, units importing a test
+    framework count as tests."""
     target = os.path.realpath(file_path)
     known = {path: (mtime, module, is_test) for path, mtime, module, _target, is_test in db.live_files()}
+    if package is not None:
+        test_files = package.test_files()
+        known = {path: (m, mod, os.path.realpath(path) in test_files) for path, (m, mod, _t) in known.items()}
     if target not in known:
         candidates = [p for p in known if os.path.realpath(p) == target]
         if not candidates:
@@ -241,13 +257,34 @@ def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) ->
 
     tests: list[TestTarget] = []
     covering: list[str] = []
-    modules = {path: known[path][1] for path in affected if path in known}
-    found_tests = tests_in_files(db, affected, modules)
-    for path in sorted(affected):
+    # A changed test file covers its own tests; tests that run an executable the change
+    # reaches cover it without referencing a symbol of it.
+    pool = set(affected)
+    if known.get(target, (0, "", False))[2]:
+        pool.add(target)
+    executables: list[str] = []
+    if package is not None:
+        by_real = {os.path.realpath(path): path for path in known}
+        for reached_path in sorted({target, *affected}):
+            owner = package.target_of(reached_path)
+            if owner is not None and owner.kind == "executable" and owner.name not in executables:
+                executables.append(owner.name)
+        for name in executables:
+            for dependent in package.dependents(name):
+                owner_target = next(t for t in package.targets if t.name == dependent)
+                if owner_target.kind == "test":
+                    running = {by_real[p] for p in owner_target.sources if p in by_real} - {target}
+                    pool |= running
+                    affected |= running
+    modules = {path: known[path][1] for path in pool if path in known}
+    found_tests = tests_in_files(db, pool, modules)
+    is_test = {path for path, (_m, _mod, test) in known.items() if test}
+    for path in sorted(pool):
         found = found_tests.get(path, [])
-        if found or known.get(path, (0, "", False))[2]:
+        if path in is_test or (package is None and found):
             covering.append(path)
             tests.extend(found)
+    whole_suite = bool(is_test) and is_test <= set(covering)
 
     named = sorted(affected | {target})
     stale = [p for p in named if p in known and file_is_stale(p, known[p][0])]
@@ -265,6 +302,8 @@ def blast_radius(db: Database, file_path: str, *, max_depth: int = MAX_DEPTH) ->
         depth=depth,
         bounded=bounded,
         freshness=freshness,
+        whole_suite=whole_suite,
+        via_executable=tuple(executables),
     )
 
 
@@ -286,6 +325,10 @@ def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) ->
     if view.covering_tests:
         lines.append("Covering tests:")
         lines.extend(f"  {p}" for p in view.covering_tests)
+    if answer.via_executable:
+        lines.append(f"Tests that run {', '.join(answer.via_executable)} cover it too.")
+    if answer.whole_suite:
+        lines.append("The covering tests are the whole test suite: run `swift test`.")
     if answer.swift_test_command:
         lines.append(f"Run them: {answer.swift_test_command}")
     if len(view.affected_files) < len(answer.affected_files):
@@ -305,5 +348,8 @@ class BlastRadiusArgs(LocationArgs):
     file_path: Text = Field(description="Absolute path of the source file you plan to change.")
 
 
-def query_blast_radius(db: Database, args: BlastRadiusArgs) -> BlastRadiusAnswer:
-    return blast_radius(db, args.file_path)
+def query_blast_radius(
+    db: Database, args: BlastRadiusArgs, package: PackageDescription | None = None
+) -> BlastRadiusAnswer:
+    """`package`: SwiftPM's description of the project, which the Engine reads before asking."""
+    return blast_radius(db, args.file_path, package=package)

@@ -22,14 +22,17 @@ from pydantic import Field, StrictInt, StrictStr
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role
-from xcindex.lsp.positions import LspLocation
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.common import canonical_occurrence, file_is_stale
 from xcindex.tools.references import overriding_sites, source_occurrences
+from xcindex.tools.rename_checks import complete_witnesses, refusal_reason, semantic_warnings
+from xcindex.tools.rename_scan import Mention, mentions_json, scan_tree
 from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
 from xcindex.warnings import RangeReason, RefusalReason, Tier, WarningCode
 
 DEFAULT_MAX_RANGES = 500
+MAX_MENTIONS = 100
+"""Safety-net sites listed per list in a plan's JSON (the counts are always whole)."""
 MAX_RANGES = 5000
 DISABLE_ENV = "XCINDEX_DISABLE_PLAN_RENAME"
 PROTOCOL_KIND = 8
@@ -148,18 +151,6 @@ class RenameRange:
 
 
 @dataclass(frozen=True)
-class LspRange:
-    """A location sourcekit-lsp returned, in both column conventions (1-based)."""
-
-    path: str
-    line: int
-    utf8_column: int
-    utf8_end_column: int
-    utf16_column: int
-    utf16_end_column: int
-
-
-@dataclass(frozen=True)
 class RenamePlan:
     usr: str
     old_name: str | None
@@ -173,6 +164,12 @@ class RenamePlan:
     max_ranges: int = DEFAULT_MAX_RANGES
     definitions: tuple[tuple[str, str, int, int], ...] = field(default=())
     """(usr, path, line, utf-8 column) of each renamed symbol's definition: where to ask LSP."""
+    unproven: tuple[Mention, ...] = ()
+    """Code occurrences of the old name that no range covers and the index does not explain."""
+    text_mentions: tuple[Mention, ...] = ()
+    """Occurrences in comments, strings, DocC links and `@available(renamed:)`: optional edits."""
+    offset: int = 0
+    """The first range shown (paging through a plan larger than maxRanges)."""
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys(_SUMMARY_KEYS.values(), 0)
@@ -180,8 +177,16 @@ class RenamePlan:
             counts[_SUMMARY_KEYS[rename_range.tier]] += 1
         return counts
 
+    def shown(self) -> tuple[RenameRange, ...]:
+        return self.ranges[self.offset : self.offset + self.max_ranges]
+
+    @property
+    def next_offset(self) -> int | None:
+        end = self.offset + self.max_ranges
+        return end if end < len(self.ranges) else None
+
     def to_json(self) -> RenamePlanJson:
-        shown = self.ranges[: self.max_ranges]
+        shown = self.shown()
         return {
             "usr": self.usr,
             "oldName": self.old_name,
@@ -196,11 +201,59 @@ class RenamePlan:
             "refusal": self.refusal.to_json() if self.refusal else None,
             "warnings": [{"code": str(code), "message": message} for code, message in self.warnings],
             "truncated": len(self.ranges) > len(shown),
+            "nextOffset": self.next_offset,
+            "unprovenSites": mentions_json(self.unproven, MAX_MENTIONS),
+            "unprovenSiteCount": len(self.unproven),
+            "textMentions": mentions_json(self.text_mentions, MAX_MENTIONS),
+            "textMentionCount": len(self.text_mentions),
         }
 
 
 def render_plan(plan: RenamePlan) -> str:
     return "```json\n" + json.dumps(plan.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n```"
+
+
+def render_plan_compact(plan: RenamePlan, budget: int) -> str:
+    """The plan for a reader with a response budget: per file and tier, `line:column` lists
+    (reasons other than a direct reference in brackets), then the safety net's counts. What
+    does not fit is left to the next page (`offset` = the stated nextOffset)."""
+    lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
+    if plan.refusal is not None:
+        lines.append(f"Refused ({plan.refusal.reason}): {plan.refusal.message} {plan.refusal.remediation}")
+        return "\n".join(lines)
+    counts = ", ".join(f"{count} {name}" for name, count in plan.summary().items() if count)
+    lines.append(
+        f"{len(plan.ranges)} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
+    )
+    lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
+    used = sum(len(line) + 1 for line in lines)
+    shown = 0
+    page = plan.shown()
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in page:
+        extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
+        groups.setdefault((r.path, str(r.tier)), []).append(
+            f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
+        )
+    for (path, tier), sites in groups.items():
+        text = f"{path} {tier}: {' '.join(sites)}"
+        if used + len(text) > budget:
+            break
+        lines.append(text)
+        used += len(text) + 1
+        shown += len(sites)
+    next_offset = plan.offset + shown if plan.offset + shown < len(plan.ranges) else None
+    if plan.unproven:
+        lines.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
+    if plan.text_mentions:
+        lines.append(
+            f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
+        )
+    if next_offset is not None:
+        lines.append(
+            f"Showing ranges {plan.offset} to {next_offset - 1} of {len(plan.ranges)}: ask again with offset={next_offset}."
+        )
+    return "\n".join(lines)
 
 
 def now_iso() -> str:
@@ -313,8 +366,8 @@ def _swift_usr_module(usr: str) -> str | None:
     if not usr.startswith("s:"):
         return None
     body = usr[2:]
-    if body.startswith("S") or (body[:1].isalpha() and not body[:1].isdigit()):
-        return "Swift"
+    if body.startswith("S"):
+        return "Swift"  # the standard library's substitutions: s:SS (String), s:Si (Int), …
     match = re.match(r"(\d+)", body)
     if match is None:
         return None
@@ -402,6 +455,19 @@ class _FileBytes:
             return None
         return lines[line - 1]
 
+    def definition_text(self, occ: OccurrenceRow) -> str:
+        """The definition's line with the attribute lines right above it."""
+        found: list[bytes] = []
+        current = self.line(occ.path, occ.line)
+        if current is not None:
+            found.append(current)
+        for above in range(occ.line - 1, max(occ.line - 4, 0), -1):
+            text = self.line(occ.path, above)
+            if text is None or not text.strip().startswith(b"@"):
+                break
+            found.insert(0, text)
+        return b"\n".join(found).decode("utf-8", "replace")
+
 
 def index_plan(
     db: Database,
@@ -428,6 +494,15 @@ def index_plan(
 
     symbol = db.symbol_by_usr(usr)
     if symbol is None:
+        module = _swift_usr_module(usr)
+        project_modules = {m for _path, _mtime, m, _target, _test in db.live_files()}
+        if usr.startswith("c:") or (module is not None and module not in project_modules):
+            return replace(
+                plan,
+                refusal=_sdk_refusal(
+                    usr, f"its USR belongs to {module or 'a C module'}, not to this project"
+                ),
+            )
         return replace(
             plan,
             refusal=Refusal(
@@ -442,7 +517,9 @@ def index_plan(
     written = canonical_occurrence(o for o in all_occurrences if not o.roles & Role.IMPLICIT)
     system_modules = {"Swift", *db.system_modules()}
     if definition is None:
-        if _swift_usr_module(usr) in system_modules or symbol.usr.startswith("c:"):
+        module = _swift_usr_module(usr)
+        project_modules = {m for _path, _mtime, m, _target, _test in db.live_files()}
+        if module in system_modules or symbol.usr.startswith("c:") or module not in project_modules:
             return replace(plan, refusal=_sdk_refusal(symbol.name, "its declaration is in an SDK module"))
         return replace(
             plan,
@@ -464,6 +541,9 @@ def index_plan(
             ),
         )
 
+    why_not = refusal_reason(symbol)
+    if why_not is not None:
+        return replace(plan, refusal=Refusal(*why_not))
     roots, external = _roots_of(db, symbol)
     if external:
         names = ", ".join(sorted(s.name for s in external))
@@ -476,11 +556,30 @@ def index_plan(
         renamed[root.id] = root
         for site in overriding_sites(db, root):
             renamed[site.symbol.id] = site.symbol
+    completion = complete_witnesses(
+        db, renamed, lambda member: [site.symbol for site in overriding_sites(db, member)]
+    )
+    files = _FileBytes()
+    warnings: list[tuple[WarningCode, str]] = []
+    for default, requirements in completion.shared:
+        missing = [r for r in requirements if r.id not in renamed]
+        for requirement in missing:
+            renamed[requirement.id] = requirement
+            for site in overriding_sites(db, requirement):
+                renamed.setdefault(site.symbol.id, site.symbol)
+        names = ", ".join(sorted({r.name + " of " + (r.usr) for r in requirements}))
+        warnings.append(
+            (
+                WarningCode.SHARED_DEFAULT_IMPLEMENTATION,
+                f"{default.name} ({default.usr}) is the default implementation of {len(requirements)} "
+                f"requirements ({names}): all of them and their witnesses are renamed together.",
+            )
+        )
+    warnings += semantic_warnings(db, renamed.values(), files.definition_text)
 
     old_base = base_name(symbol.name)
     old_bytes = old_base.encode("utf-8")
     identifier = _is_identifier(old_base)
-    files = _FileBytes()
     edited = {os.path.realpath(p) for p in edited_files}
     ranges: dict[tuple[str, int, int], RenameRange] = {}
     definitions: list[tuple[str, str, int, int]] = []
@@ -496,6 +595,8 @@ def index_plan(
             if key in ranges:
                 continue
             reasons = _reasons(db, occ, renamed)
+            if renamed_symbol.id in completion.added and occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                reasons = [RangeReason.WITNESS_BY_SIGNATURE]
             tier = Tier.GREEN_INDEXSTORE
             text = files.line(occ.path, occ.line)
             at = occ.column - 1
@@ -520,7 +621,46 @@ def index_plan(
                 source="indexstore",
             )
     ordered = tuple(ranges[key] for key in sorted(ranges))
-    return replace(plan, ranges=ordered, definitions=tuple(sorted(definitions)))
+    return with_warnings(replace(plan, ranges=ordered, definitions=tuple(sorted(definitions))), warnings)
+
+
+def with_safety_net(db: Database, plan: RenamePlan, root: Path | None) -> RenamePlan:
+    """Add every occurrence of the old name under the project root that no range covers:
+    code the index does not explain (warned `unproven_occurrences`), and text mentions."""
+    if plan.refusal is not None or not plan.old_name or root is None:
+        return plan
+    name = base_name(plan.old_name)
+    if not _is_identifier(name):
+        return plan
+    covered = {(os.path.realpath(r.path), r.line, r.column) for r in plan.ranges}
+    by_real: dict[str, str] = {}
+    for path, *_rest in db.live_files():
+        by_real.setdefault(os.path.realpath(path), path)
+
+    def indexed_positions(real: str) -> set[tuple[int, int]] | None:
+        path = by_real.get(real)
+        if path is None:
+            return None
+        return {(occ.line, occ.column) for occ in db.occurrences_in_file(path)}
+
+    found = scan_tree(root, name, covered, indexed_positions)
+    plan = replace(plan, unproven=found.unproven, text_mentions=found.text_mentions)
+    if not found.unproven:
+        return plan
+    sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in found.unproven[:10])
+    more = f" and {len(found.unproven) - 10} more" if len(found.unproven) > 10 else ""
+    return with_warnings(
+        plan,
+        [
+            (
+                WarningCode.UNPROVEN_OCCURRENCES,
+                f"{len(found.unproven)} written occurrence(s) of {name} in code are not in the plan and the "
+                "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
+                "a function body, a target or package not built, a parameter or local): "
+                f"{sites}{more}. Check each (unprovenSites); the plan cannot prove them.",
+            )
+        ],
+    )
 
 
 def _sdk_refusal(name: str, why: str) -> Refusal:
@@ -529,82 +669,6 @@ def _sdk_refusal(name: str, why: str) -> Refusal:
         f"{name} cannot be renamed: {why}.",
         "Only symbols declared in this project can be renamed; wrap or shadow the SDK symbol instead.",
     )
-
-
-# --- reconciliation with sourcekit-lsp -----------------------------------------------
-
-
-def reconcile(plan: RenamePlan, lsp_ranges: Iterable[LspRange]) -> RenamePlan:
-    """Agreement → green-verified; index-only → yellow-disagreement (`lsp_did_not_echo`);
-    LSP-only → yellow-lsp-only with UTF-16 columns. Red stays red. An empty LSP answer
-    downgrades nothing (the caller warns `reconciliation_empty`)."""
-    lsp = {(r.path, r.line, r.utf8_column): r for r in lsp_ranges}
-    if not lsp:
-        return plan
-    ranges: list[RenameRange] = []
-    for rename_range in plan.ranges:
-        echoed = lsp.pop(rename_range.key, None)
-        if rename_range.tier is Tier.RED_STALE:
-            ranges.append(rename_range)
-        elif echoed is not None:
-            tier = Tier.GREEN_VERIFIED if rename_range.tier is Tier.GREEN_INDEXSTORE else rename_range.tier
-            ranges.append(replace(rename_range, tier=tier))
-        else:
-            ranges.append(
-                replace(
-                    rename_range,
-                    tier=Tier.YELLOW_DISAGREEMENT,
-                    reasons=(*rename_range.reasons, RangeReason.LSP_DID_NOT_ECHO),
-                )
-            )
-    for only in lsp.values():
-        ranges.append(
-            RenameRange(
-                path=only.path,
-                line=only.line,
-                column=only.utf16_column,
-                end_column=only.utf16_end_column,
-                tier=Tier.YELLOW_LSP_ONLY,
-                reasons=(RangeReason.SOURCEKIT_LSP_ONLY, RangeReason.MACRO_ADJACENT),
-                module=None,
-                source="sourcekit-lsp",
-            )
-        )
-    ranges.sort(key=lambda r: (r.path, r.line, r.column))
-    return replace(plan, ranges=tuple(ranges))
-
-
-def lsp_ranges(locations: Iterable[LspLocation], old_name: str, index_paths: Iterable[str]) -> list[LspRange]:
-    """sourcekit-lsp's locations as plan ranges: paths spelled as the index spells them
-    (matched by real path), and the name's length added to sourcekit-lsp's zero-width
-    ranges (in bytes for the UTF-8 columns, in code units for the UTF-16 ones)."""
-    spelled = {os.path.realpath(path): path for path in index_paths}
-    base = base_name(old_name)
-    utf8_length = len(base.encode("utf-8"))
-    utf16_length = len(base.encode("utf-16-le")) // 2
-    found: list[LspRange] = []
-    for location in locations:
-        path = spelled.get(os.path.realpath(location.path), str(location.path))
-        utf16_end = location.utf16_end_column
-        if utf16_end <= location.utf16_start_column:
-            utf16_end = location.utf16_start_column + utf16_length
-        utf8_start = location.utf8_start_column
-        if utf8_start is None:
-            utf8_start = location.utf16_start_column
-        utf8_end = location.utf8_end_column
-        if utf8_end is None or utf8_end <= utf8_start:
-            utf8_end = utf8_start + utf8_length
-        found.append(
-            LspRange(
-                path=path,
-                line=location.line,
-                utf8_column=utf8_start,
-                utf8_end_column=utf8_end,
-                utf16_column=location.utf16_start_column,
-                utf16_end_column=utf16_end,
-            )
-        )
-    return found
 
 
 def with_warnings(plan: RenamePlan, warnings: Iterable[tuple[WarningCode, str]]) -> RenamePlan:
@@ -626,3 +690,4 @@ class PlanRenameArgs(LocationArgs):
     max_ranges: StrictInt = Field(
         DEFAULT_MAX_RANGES, ge=1, le=MAX_RANGES, description="How many ranges to list at most."
     )
+    offset: StrictInt = Field(0, ge=0, description="Ranges to skip: the previous answer's nextOffset.")

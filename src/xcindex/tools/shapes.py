@@ -9,7 +9,7 @@ tests validate real answers against those schemas, so the three cannot drift apa
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -113,6 +113,8 @@ class BlastRadiusJson(VerdictJson):
     directDependentCount: int
     coveringTestCount: int
     truncated: bool
+    coversWholeSuite: bool
+    viaExecutables: list[str]
 
 
 class IngestProgressJson(TypedDict):
@@ -222,6 +224,16 @@ class RenameSummaryJson(TypedDict):
     red_stale: int
 
 
+class MentionJson(TypedDict):
+    path: str
+    line: int
+    column: int
+    endColumn: int
+    text: str
+    kind: NotRequired[str]
+    """Absent for code; `comment`, `doc_link`, `string` or `available_renamed` otherwise."""
+
+
 class RenamePlanJson(TypedDict):
     usr: str
     oldName: str | None
@@ -233,3 +245,8 @@ class RenamePlanJson(TypedDict):
     refusal: RefusalJson | None
     warnings: list[WarningJson]
     truncated: bool
+    nextOffset: int | None
+    unprovenSites: list[MentionJson]
+    unprovenSiteCount: int
+    textMentions: list[MentionJson]
+    textMentionCount: int

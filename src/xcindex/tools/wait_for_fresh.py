@@ -12,11 +12,12 @@ timeout ends; a timeout is an answer (`timedOut`), not an error.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
+import anyio
 from pydantic import Field, field_validator
 
 from xcindex.indexstore.database import Database
@@ -24,6 +25,7 @@ from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import file_is_stale
 from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
+from xcindex.warnings import CodedError, WarningCode
 
 MAX_FILES = 200
 DEFAULT_TIMEOUT_S = 60.0
@@ -105,6 +107,54 @@ def files_freshness(
             state = FileState.STALE if file_is_stale(path, mtime) else FileState.FRESH
             found.append(FileFreshness(asked, state, session_edited))
     return found
+
+
+def _unknown(paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
+    return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
+
+
+async def wait_until_fresh(
+    paths: list[str],
+    timeout_s: float,
+    *,
+    check: Callable[[frozenset[str]], Awaitable[list[FileFreshness]]],
+    edited: Callable[[], Awaitable[frozenset[str]]],
+    first_ingestion: Callable[[], Awaitable[tuple[int, int] | None]],
+    poll_s: float,
+) -> FreshWaitAnswer:
+    """Ask `check` until every file is settled or `timeout_s` passes.
+
+    A check the index cannot answer in time (a first ingestion, or other queries ahead of
+    this one) ends the wait: during a first ingestion that is an error with its progress
+    (`first_ingestion` gives (done, total) then, else None); otherwise an answer with what
+    was last known, `timedOut`.
+    """
+    started = anyio.current_time()
+    deadline = started + timeout_s
+    last: list[FileFreshness] | None = None
+    while True:
+        now_edited = await edited()
+        files = None
+        with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0) + poll_s):
+            files = await check(now_edited)
+        now = anyio.current_time()
+        if files is None:
+            progress = await first_ingestion()
+            if progress is not None:
+                done, total = progress
+                raise CodedError(
+                    WarningCode.INDEX_FIRST_INGESTION_RUNNING,
+                    f"The first ingestion of this index is still running ({done}/{total} records read); "
+                    "ask again in a moment.",
+                )
+            # Busy, not broken: a timeout is an answer, with what was last known.
+            known = last if last is not None else await anyio.to_thread.run_sync(_unknown, paths, now_edited)
+            return FreshWaitAnswer(tuple(known), waited_s=now - started, timed_out=True)
+        last = files
+        settled = all(f.settled for f in files)
+        if settled or now >= deadline:
+            return FreshWaitAnswer(tuple(files), waited_s=now - started, timed_out=not settled)
+        await anyio.sleep(min(poll_s, deadline - now))
 
 
 def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) -> str:

@@ -1,0 +1,128 @@
+"""What SwiftPM says a package is: its targets, their kinds, sources and dependencies.
+
+Asked of SwiftPM itself (`swift package describe --type json`), never guessed from imports:
+a library that imports XCTest is not a test target, and an executable's tests depend on it
+without referencing a symbol of it. The answer is cached per package by Package.swift's
+modification time. SwiftPM's scratch folder is kept in xcindex's cache, so nothing is
+written into the project.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from xcindex._log import get_logger
+
+log = get_logger(__name__)
+
+DESCRIBE_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class PackageTarget:
+    name: str
+    kind: str
+    """SwiftPM's type: `library`, `executable`, `test`, `macro`, `plugin`, `snippet`, …"""
+    sources: tuple[str, ...]
+    """Absolute real paths of its source files."""
+    dependencies: tuple[str, ...]
+    """Names of the targets it depends on in this package."""
+
+
+@dataclass(frozen=True)
+class PackageDescription:
+    root: str
+    targets: tuple[PackageTarget, ...]
+
+    def target_of(self, path: str) -> PackageTarget | None:
+        real = os.path.realpath(path)
+        return next((t for t in self.targets if real in t.sources), None)
+
+    @property
+    def test_targets(self) -> tuple[PackageTarget, ...]:
+        return tuple(t for t in self.targets if t.kind == "test")
+
+    def test_files(self) -> set[str]:
+        return {path for target in self.test_targets for path in target.sources}
+
+    def dependents(self, name: str) -> set[str]:
+        """Targets that depend on `name`, transitively."""
+        found: set[str] = set()
+        frontier = {name}
+        while frontier:
+            reached = {
+                t.name for t in self.targets if frontier.intersection(t.dependencies) and t.name not in found
+            }
+            found |= reached
+            frontier = reached
+        return found
+
+
+def parse_description(root: Path, text: str) -> PackageDescription:
+    data = json.loads(text)
+    targets: list[PackageTarget] = []
+    for target in data.get("targets", []):
+        folder = root / target.get("path", "")
+        sources = tuple(sorted(os.path.realpath(folder / source) for source in target.get("sources", [])))
+        targets.append(
+            PackageTarget(
+                name=str(target["name"]),
+                kind=str(target.get("type", "")),
+                sources=sources,
+                dependencies=tuple(str(d) for d in target.get("target_dependencies") or ()),
+            )
+        )
+    return PackageDescription(os.path.realpath(root), tuple(targets))
+
+
+_cache: dict[str, tuple[int, PackageDescription | None]] = {}
+_lock = threading.Lock()
+
+
+def describe_package(root: Path, scratch_root: Path) -> PackageDescription | None:
+    """The package at root as SwiftPM describes it; None when it is not a package or SwiftPM
+    cannot describe it (the caller falls back to what the index says). Blocking."""
+    manifest = root / "Package.swift"
+    try:
+        mtime = manifest.stat().st_mtime_ns
+    except OSError:
+        return None
+    key = os.path.realpath(root)
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    scratch = scratch_root / f"{root.name[:40]}-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+    try:
+        result = subprocess.run(
+            [
+                swift,
+                "package",
+                "--package-path",
+                str(root),
+                "--scratch-path",
+                str(scratch),
+                "describe",
+                "--type",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=DESCRIBE_TIMEOUT_S,
+            check=False,
+        )
+        description = parse_description(root, result.stdout) if result.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
+        log.warning("package_describe_failed", root=key, error=str(error))
+        description = None
+    with _lock:
+        _cache[key] = (mtime, description)
+    return description

@@ -1,0 +1,162 @@
+"""The real-code proofs' machinery: the corpus built once, restored per case, built, tested.
+
+The corpus packages are built once by `shared/corpus/prepare` into a cache folder outside
+the repository (XCINDEX_CORPUS_CACHE, else the system's temp folder). A built package only
+builds incrementally at the path it was built at (its module cache records that path), so
+cases are applied to that very folder and a pristine snapshot beside it is restored after
+each one; plans are all computed from the pristine state first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, swift_executable
+from xcindex.tools.plan_rename import RenamePlan, base_name
+
+PACKAGES = ("swift-log", "yams")
+_ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILINE)
+_XCTEST = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' (passed|failed)")
+_SWIFT_TESTING = re.compile(r"^[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\)) (passed|failed)", re.MULTILINE)
+_SWIFT_TESTING_FAIL = re.compile(r"^✘ Test (\S.*?\)) recorded an issue", re.MULTILINE)
+
+
+def shared_dir() -> Path:
+    beside = REPO.parent / "shared"
+    return beside if (beside / "corpus" / "prepare").is_file() else Path("/work/shared")
+
+
+def cache_root() -> Path:
+    return Path(
+        os.environ.get("XCINDEX_CORPUS_CACHE") or Path(tempfile.gettempdir()) / "xcindex-corpus-cache"
+    )
+
+
+def prepared(name: str) -> Path:
+    """The built package (built once per cache; restored from its snapshot if a run was cut)."""
+    root = cache_root()
+    package = root / name
+    pristine = root / f"{name}.pristine"
+    if pristine.is_dir():
+        restore(package)
+        return package
+    result = subprocess.run(
+        [str(shared_dir() / "corpus" / "prepare"), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"corpus prepare failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    shutil.copytree(package, pristine, symlinks=True)
+    return package
+
+
+def restore(package: Path) -> None:
+    pristine = package.parent / f"{package.name}.pristine"
+    shutil.rmtree(package, ignore_errors=True)
+    shutil.copytree(pristine, package, symlinks=True)
+
+
+def store_of(package: Path) -> Path:
+    return next((package / ".build").glob("*-unknown-linux-gnu/debug/index/store"))
+
+
+def swift(*args: str, package: Path, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["nice", "-n", "5", swift_executable(), *args, "--package-path", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@dataclass
+class Outcome:
+    built: bool
+    errors: list[tuple[str, int, str]] = field(default_factory=list)
+    """(real path, line, message) of each compiler error."""
+    passed: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    output: str = ""
+
+
+def test_results(output: str) -> tuple[set[str], set[str]]:
+    passed: set[str] = set()
+    failed: set[str] = set()
+    for suite, test, status in _XCTEST.findall(output):
+        (passed if status == "passed" else failed).add(f"{suite}.{test}")
+    for test, status in _SWIFT_TESTING.findall(output):
+        (passed if status == "passed" else failed).add(test)
+    failed.update(_SWIFT_TESTING_FAIL.findall(output))
+    return passed - failed, failed
+
+
+def build_and_test(
+    package: Path, *, test_filter: str | None = None, env: dict[str, str] | None = None
+) -> Outcome:
+    build = swift("build", "--build-tests", package=package)
+    if build.returncode != 0:
+        errors = [
+            (os.path.realpath(path), int(line), message)
+            for path, line, _column, message in _ERROR.findall(build.stdout + build.stderr)
+        ]
+        return Outcome(False, errors, output=build.stdout[-3000:] + build.stderr[-3000:])
+    return run_tests(package, test_filter=test_filter, env=env)
+
+
+def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, str] | None = None) -> Outcome:
+    args = ["test", "--skip-build"]
+    if test_filter:
+        args += ["--filter", test_filter]
+    result = subprocess.run(
+        [swift_executable(), *args, "--package-path", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    passed, failed = test_results(result.stdout + result.stderr)
+    return Outcome(True, passed=passed, failed=failed, output=result.stdout[-2000:] + result.stderr[-2000:])
+
+
+def apply_plans(plans: list[RenamePlan]) -> int:
+    """Edit the files at every range of the plans that is not red (UTF-8 columns for index
+    ranges; the UTF-16 columns of sourcekit-lsp ranges are converted on the line), right to
+    left on each line, all plans at once (they were all computed on the same text)."""
+    edits: dict[str, set[tuple[int, int, bytes, bytes]]] = defaultdict(set)
+    for plan in plans:
+        old = base_name(plan.old_name or "").encode()
+        for r in plan.ranges:
+            if r.tier != "red-stale":
+                edits[r.path].add(
+                    (r.line, _utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
+                )
+    for path, sites in edits.items():
+        lines = Path(path).read_bytes().split(b"\n")
+        for line, column, old, new in sorted(sites, reverse=True):
+            text = lines[line - 1]
+            assert text[column - 1 : column - 1 + len(old)] == old, (path, line, column, text)
+            lines[line - 1] = text[: column - 1] + new + text[column - 1 + len(old) :]
+        Path(path).write_bytes(b"\n".join(lines))
+    return sum(len(sites) for sites in edits.values())
+
+
+def _utf8_column(path: str, line: int, column: int, source: str) -> int:
+    if source != "sourcekit-lsp":
+        return column
+    text = Path(path).read_bytes().split(b"\n")[line - 1].decode("utf-8")
+    units = text.encode("utf-16-le")[: (column - 1) * 2].decode("utf-16-le")
+    return len(units.encode("utf-8")) + 1

@@ -1,0 +1,200 @@
+"""plan_rename on real code nobody here wrote: every plan applied, built and tested.
+
+For each corpus package, renames of every class the issue names (types, members, protocol
+requirements with witnesses in test-function types and extensions, Codable and wrapped
+properties, refusals). All plans expected to apply are computed on the pristine package,
+applied together (every range that is not red), built once and tested once: the same
+tests must pass. When the batch does not, each case is replayed alone, and it succeeds only
+if it builds with the same tests passing or fails only at sites its own warning names.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.corpus.harness import Outcome, apply_plans, build_and_test, prepared, restore, run_tests, store_of
+from tests.scoring import MEASURED
+from xcindex.engine import Engine
+from xcindex.tools.plan_rename import RenamePlan
+from xcindex.warnings import WarningCode
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    """The symbol's name as the index spells it."""
+    file: str
+    """The end of its definition's path (which of the same-named symbols)."""
+    new_name: str
+    expect: str
+    """`applies`, or the refusal reason."""
+    usr: str | None = None
+    """Asked by USR instead (a symbol with no definition here)."""
+
+
+CASES: dict[str, list[Case]] = {
+    "swift-log": [
+        Case("logLevel", "Logging/LogHandler.swift", "minimumLevel", "applies"),
+        Case("Level", "Logging/Logger.swift", "Severity", "applies"),
+        Case("log(event:)", "Logging/LogHandler.swift", "emit(event:)", "applies"),
+        Case("metadataProvider", "Logging/LogHandler.swift", "metadataSource", "applies"),
+        Case("standardOutput(label:)", "Handlers/StreamLogHandler.swift", "stdout", "applies"),
+        Case("bootstrap(_:)", "Logging/LoggingSystem.swift", "install", "applies"),
+        Case(
+            "SwiftLogNoOpLogHandler", "Handlers/SwiftLogNoOpLogHandler.swift", "SilentLogHandler", "applies"
+        ),
+        Case("MultiplexLogHandler", "Handlers/MultiplexLogHandler.swift", "FanOutLogHandler", "applies"),
+        Case(
+            "InMemoryLogHandler", "InMemoryLogging/InMemoryLogHandler.swift", "RecordingLogHandler", "applies"
+        ),
+        Case("MetadataValue", "Logging/Logger.swift", "MetaValue", "applies"),
+        Case("label", "Logging/Logger.swift", "name", "applies"),
+        Case("init(label:)", "Logging/Logger.swift", "make", "special_member_not_renameable"),
+        Case("subscript(metadataKey:)", "Logging/LogHandler.swift", "entry", "special_member_not_renameable"),
+        Case("description", "Logging/Logger.swift", "text", "sdk_symbol_rename"),
+        Case("event", "Logging/LogHandler.swift", "record", "local_symbol_not_renameable"),
+        Case("String", "", "Text", "sdk_symbol_rename", usr="s:SS"),
+        Case(
+            "JSONEncoder", "", "Encoder2", "sdk_symbol_rename", usr="s:20FoundationEssentials11JSONEncoderC"
+        ),
+    ],
+    "yams": [
+        Case("Node", "Yams/Node.swift", "YamlNode", "applies"),
+        Case("construct(from:)", "Yams/Constructor.swift", "make(from:)", "applies"),
+        Case("Parser", "Yams/Parser.swift", "YamlParser", "applies"),
+        Case("Emitter", "Yams/Emitter.swift", "YamlEmitter", "applies"),
+        Case("Resolver", "Yams/Resolver.swift", "TagResolver", "applies"),
+        Case("Constructor", "Yams/Constructor.swift", "NodeConstructor", "applies"),
+        Case("YamlError", "Yams/YamlError.swift", "YamsError", "applies"),
+        Case("Mark", "Yams/Mark.swift", "Position", "applies"),
+        Case("YAMLEncoder", "Yams/Encoder.swift", "YamlWriter", "applies"),
+        Case("YAMLDecoder", "Yams/Decoder.swift", "YamlReader", "applies"),
+        Case("represented()", "Yams/Representer.swift", "asNode()", "applies"),
+        Case("Anchor", "Yams/Anchor.swift", "NodeAnchor", "applies"),
+        Case("compose(yaml:_:_:_:)", "Yams/Parser.swift", "composeNode", "applies"),
+        Case("init(stringLiteral:)", "Yams/Node.swift", "x", "special_member_not_renameable"),
+        Case("encode(to:)", "YamsTests/EncoderTests.swift", "write(to:)", "compiler_required_name"),
+        Case("Int", "", "Integer", "sdk_symbol_rename", usr="s:Si"),
+    ],
+}
+
+
+async def usr_for(engine: Engine, store: Path, case: Case) -> str:
+    if case.usr is not None:
+        return case.usr
+
+    def lookup(db: object) -> list[str]:
+        from xcindex.indexstore.database import Database
+        from xcindex.tools.common import canonical_occurrence
+
+        assert isinstance(db, Database)
+        found = []
+        for symbol in db.symbols_by_name(case.name):
+            definition = canonical_occurrence(db.occurrences_of(symbol.id))
+            if definition is not None and definition.path.endswith(case.file):
+                found.append((definition.line, symbol.usr))
+        return [usr for _line, usr in sorted(found)]
+
+    usrs = await engine.run_query(lookup, index_store_path=str(store))
+    assert usrs, f"no {case.name} defined in {case.file}"
+    return str(usrs[0])
+
+
+def explained(outcome: Outcome, plan: RenamePlan) -> bool:
+    """A failed build whose every error is on a line the plan's own warning names."""
+    named = {(os.path.realpath(m.path), m.line) for m in plan.unproven}
+    return bool(outcome.errors) and all((path, line) in named for path, line, _ in outcome.errors)
+
+
+@pytest.mark.parametrize("package_name", ["swift-log", "yams"])
+async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_warned(package_name: str) -> None:
+    started = time.monotonic()
+    package = prepared(package_name)
+    baseline = run_tests(package)
+    assert baseline.passed, baseline.output
+    assert not baseline.failed, baseline.output
+    store = store_of(package)
+    cases = CASES[package_name]
+    plans: dict[Case, RenamePlan] = {}
+    first_plan_s = None
+    async with Engine() as engine:
+        for case in cases:
+            usr = await usr_for(engine, store, case)
+            began = time.monotonic()
+            plans[case] = await engine.plan_rename(
+                usr, case.new_name.split("(")[0], project_path=str(package)
+            )
+            if first_plan_s is None and case.expect == "applies":
+                first_plan_s = time.monotonic() - began
+    rows: list[str] = []
+    applying = []
+    for case in cases:
+        plan = plans[case]
+        if case.expect != "applies":
+            assert plan.refusal is not None, f"{case.name}: expected {case.expect}, got a plan"
+            assert plan.refusal.reason == case.expect, (case.name, plan.refusal)
+            rows.append(f"{case.name}: refused {case.expect}")
+            continue
+        assert plan.refusal is None, (case.name, plan.refusal)
+        assert plan.ranges, case.name
+        applying.append(case)
+    try:
+        apply_plans([plans[c] for c in applying])
+        batch = build_and_test(package)
+    finally:
+        restore(package)
+    verdicts: dict[Case, str] = {}
+    if batch.built and batch.passed == baseline.passed and not batch.failed:
+        verdicts = dict.fromkeys(applying, "builds, same tests pass")
+    else:
+        for case in applying:
+            plan = plans[case]
+            try:
+                apply_plans([plan])
+                alone = build_and_test(package)
+            finally:
+                restore(package)
+            if alone.built and alone.passed == baseline.passed and not alone.failed:
+                verdicts[case] = "builds, same tests pass"
+            elif not alone.built and explained(alone, plan):
+                verdicts[case] = f"fails only at the {len(alone.errors)} warned site(s)"
+            elif alone.built and any(
+                code
+                in (
+                    WarningCode.UNPROVEN_OCCURRENCES,
+                    WarningCode.CODABLE_KEY_RENAMED,
+                    WarningCode.PROPERTY_WRAPPER_DERIVED_NAME,
+                )
+                for code, _ in plan.warnings
+            ):
+                verdicts[case] = f"builds, {len(alone.failed)} test(s) fail, warned"
+            else:
+                verdicts[case] = "UNEXPLAINED: " + (
+                    "; ".join(f"{p}:{line}: {m}" for p, line, m in alone.errors[:5]) or alone.output[-1500:]
+                )
+    for case in applying:
+        plan = plans[case]
+        codes = sorted({str(code) for code, _ in plan.warnings})
+        rows.append(
+            f"{case.name} -> {case.new_name}: {len(plan.ranges)} ranges, {len(plan.unproven)} unproven, "
+            f"{len(plan.text_mentions)} text; warnings {codes}; {verdicts[case]}"
+        )
+    elapsed = time.monotonic() - started
+    MEASURED.append(
+        f"corpus renames {package_name}: {len(cases)} cases in {elapsed:.0f} s, first plan {first_plan_s:.1f} s"
+    )
+    MEASURED.extend(f"  {row}" for row in rows)
+    unexplained = [row for row in rows if "UNEXPLAINED" in row]
+    assert not unexplained, "\n".join(unexplained)

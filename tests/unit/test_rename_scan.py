@@ -1,0 +1,70 @@
+"""The safety net's lexer: which written occurrences of a name are code, comments or text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xcindex.tools.rename_scan import classify, scan_tree
+
+SOURCE = '''\
+/// Uses ``logLevel`` to filter; see logLevel.
+struct H {
+    var logLevel: Int  // logLevel
+    /* nested /* logLevel */ still comment logLevel */
+    func f() -> String {
+        let x = "logLevel \\(logLevel) logLevel"
+        let raw = #"logLevel \\#(logLevel)"#
+        let multi = """
+            logLevel
+            \\(self.logLevel)
+            """
+        return x + $logLevel + logLevelx + xlogLevel
+    }
+    @available(*, deprecated, renamed: "logLevel")
+    var level: Int { logLevel }
+}
+'''
+
+
+def kinds(text: str) -> list[tuple[int, str]]:
+    data = text.encode()
+    found = classify(data, b"logLevel")
+    return [(data.count(b"\n", 0, offset) + 1, kind) for offset, kind in found]
+
+
+def test_each_occurrence_is_classified_by_where_it_is_written() -> None:
+    assert kinds(SOURCE) == [
+        (1, "doc_link"),
+        (1, "comment"),
+        (3, "code"),
+        (3, "comment"),
+        (4, "comment"),
+        (4, "comment"),
+        (6, "string"),
+        (6, "code"),
+        (6, "string"),
+        (7, "string"),
+        (7, "code"),
+        (9, "string"),
+        (10, "code"),
+        (12, "code"),
+        (14, "available_renamed"),
+        (15, "code"),
+    ]
+
+
+def test_scan_reports_what_no_range_covers_and_what_the_index_explains(tmp_path: Path) -> None:
+    (tmp_path / "Sources").mkdir()
+    (tmp_path / ".build" / "x").mkdir(parents=True)
+    source = tmp_path / "Sources" / "H.swift"
+    source.write_text(SOURCE, encoding="utf-8")
+    (tmp_path / ".build" / "x" / "Gen.swift").write_text("let logLevel = 1\n", encoding="utf-8")
+    real = str(source.resolve())
+    covered = {(real, 3, 9)}
+    result = scan_tree(tmp_path, "logLevel", covered, lambda path: {(15, 22)} if path == real else None)
+    code = [(m.line, m.column) for m in result.unproven]
+    # Line 3 is covered by a range; line 15's use is some other symbol the index knows.
+    assert code == [(6, 29), (7, 33), (10, 20), (12, 21)]
+    assert all(m.text and m.path == str(source) for m in result.unproven)
+    assert {m.kind for m in result.text_mentions} == {"comment", "doc_link", "string", "available_renamed"}
+    assert result.files_scanned == 1  # .build is never read
