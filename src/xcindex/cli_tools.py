@@ -21,7 +21,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from xcindex.engine import Engine
     from xcindex.tools.common import Freshness
     from xcindex.tools.find_symbol import FindSymbolAnswer
+    from xcindex.tools.references import SitesAnswer
     from xcindex.tools.status import StatusAnswer
 
 EXIT_OK = 0
@@ -111,6 +112,7 @@ def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="N",
         help=f"show at most N sites (default {_DEFAULT_MAX_RESULTS}, at most {_MAX_RESULTS})",
     )
+    refs.add_argument("--all", action="store_true", help="every site (pages through the whole list)")
     definition = tool("def", "where a symbol is defined", "The canonical definition site of a symbol.")
     definition.add_argument("symbol", help=symbol_help)
     overrides = tool(
@@ -119,6 +121,7 @@ def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "Overrides in subclasses (transitively), protocol witnesses and default implementations.",
     )
     overrides.add_argument("symbol", help=symbol_help)
+    overrides.add_argument("--all", action="store_true", help="every override (pages through the whole list)")
     conformances = tool(
         "conformances",
         "the types conforming to a protocol",
@@ -313,21 +316,34 @@ def _where(args: argparse.Namespace) -> Where:
     return Where(project_path=os.path.abspath(args.project or "."), index_store_path=None)
 
 
-async def _resolve_usr(engine: Engine, where: Where, symbol: str, output: Output) -> str | FindSymbolAnswer:
-    """A USR as given, or the USR of the one symbol a name finds; the (empty) find_symbol
-    answer when the name finds nothing."""
+async def _resolve_usr(
+    engine: Engine, where: Where, symbol: str, output: Output, *, protocols: bool = False
+) -> str | FindSymbolAnswer:
+    """A USR as given, or the USR of the one symbol a name resolves to (docs/tools.md,
+    "Resolving names"); the (empty) find_symbol answer when the name finds nothing."""
+    from dataclasses import replace
+
+    from xcindex.tools.find_symbol import describe
+    from xcindex.tools.resolve import PROTOCOL_KIND, pick_one
+
     if _USR.match(symbol):
         return symbol
     found = await engine.find_symbol(symbol, **where)
+    resolved, note = found.resolved, found.resolved_note
+    if protocols:
+        kept = tuple(m for m in found.matches if m.symbol.kind == PROTOCOL_KIND)
+        found = replace(found, matches=kept)
+        resolved, note = pick_one(kept)
     if not found.matches:
         return found
-    if len(found.matches) > 1:
-        candidates = "\n".join(
-            f"  {m.symbol.usr}  {m.symbol.name} at {output.path(m.definition.path)}:{m.definition.line}"
-            for m in found.matches
-        )
-        raise UsageError(f"'{symbol}' names {len(found.matches)} symbols; give one USR:\n{candidates}")
-    return found.matches[0].symbol.usr
+    if resolved is None:
+        shown = found.matches[:20]
+        candidates = "\n".join(f"  {describe(m)}" for m in shown)
+        more = f"\n  … and {len(found.matches) - len(shown)} more" if len(found.matches) > len(shown) else ""
+        raise UsageError(f"'{symbol}' names {len(found.matches)} symbols; give one USR:\n{candidates}{more}")
+    if note:
+        output.note(f"note: {note}")
+    return resolved.symbol.usr
 
 
 def _not_found(output: Output, args: argparse.Namespace, found: FindSymbolAnswer) -> int:
@@ -353,22 +369,22 @@ async def _symbol(engine: Engine, args: argparse.Namespace, where: Where, output
         _emit_json(output, answer.to_json())
     elif answer.matches:
         how = " (by base name)" if answer.matched_by == "base_name" else ""
-        output.line(f"{_plural(len(answer.matches), 'symbol')} named {args.name}{how}")
+        output.line(f"{_plural(len(answer.matches), 'symbol')} named {args.name}{how}, best first")
         output.line()
-        by_file = sorted(answer.matches, key=lambda m: (m.definition.path, m.definition.line))
-        _grouped(
-            output,
-            (
-                (
-                    m.definition.path,
-                    m.definition.line,
-                    m.definition.column,
-                    f"{output.style.name(m.symbol.name)}  {kind_name(m.symbol.kind)}  "
-                    f"{output.style.dim(m.symbol.usr)}",
-                )
-                for m in by_file
-            ),
-        )
+        for m in answer.matches:
+            where_text = (
+                f"{output.style.file(output.path(m.definition.path))}:{m.definition.line}"
+                if m.definition is not None
+                else f"{m.module} (SDK)"
+            )
+            inside = f" in {m.container_name}" if m.container else ""
+            inherited = " (inherited)" if m.inherited else ""
+            output.line(
+                f"{output.style.name(m.symbol.name)}  {kind_name(m.symbol.kind)}{inside}{inherited}  "
+                f"{where_text}  {output.style.dim(m.symbol.usr)}"
+            )
+            if m.hint:
+                output.line(f"    {output.style.dim(m.hint)}")
     else:
         output.line(f"No symbol named {args.name} in this index.")
         if "(" not in args.name:
@@ -378,18 +394,25 @@ async def _symbol(engine: Engine, args: argparse.Namespace, where: Where, output
 
 
 async def _sites(engine: Engine, args: argparse.Namespace, where: Where, output: Output) -> int:
-    from xcindex.indexstore.model import role_names
 
     if args.command == "refs":
         if (args.name is None) == (args.usr is None):
             raise UsageError("give a symbol name or --usr USR (one of them)")
-        answer = await engine.find_references(args.name, usr=args.usr, max_results=args.max_results, **where)
+        limit = _MAX_RESULTS if args.all else args.max_results
+        answer = await _every_page(
+            args.all,
+            lambda offset: engine.find_references(
+                args.name, usr=args.usr, max_results=limit, offset=offset, **where
+            ),
+        )
         what, preposition = "reference", "to"
     else:
         usr = await _resolve_usr(engine, where, args.symbol, output)
         if not isinstance(usr, str):
             return _not_found(output, args, usr)
-        answer = await engine.find_overrides(usr, **where)
+        answer = await _every_page(
+            args.all, lambda offset: engine.find_overrides(usr, offset=offset, **where)
+        )
         what, preposition = "override", "of"
     if args.json:
         _emit_json(output, answer.to_json())
@@ -406,15 +429,14 @@ async def _sites(engine: Engine, args: argparse.Namespace, where: Where, output:
                     site.occurrence.path,
                     site.occurrence.line,
                     site.occurrence.column,
-                    f"{output.style.name(site.symbol.name)}  "
-                    f"{output.style.dim(', '.join(role_names(site.occurrence.roles)))}",
+                    f"{output.style.name(site.symbol.name)}  {output.style.dim(site.role_text())}",
                 )
                 for site in answer.sites
             ),
         )
         if answer.truncated:
             output.line()
-            more = "; raise --max-results (at most 500)" if args.command == "refs" else ""
+            more = "; raise --max-results (at most 500), or --all" if args.command == "refs" else "; --all"
             output.line(f"(showing {len(answer.sites)} of {answer.total}{more})")
     elif not answer.symbols:
         output.line(
@@ -424,6 +446,20 @@ async def _sites(engine: Engine, args: argparse.Namespace, where: Where, output:
         output.line(f"No {what}s {preposition} {answer.query} in this index.")
     _print_freshness(output, answer.freshness)
     return EXIT_OK if answer.sites else EXIT_NO_RESULTS
+
+
+async def _every_page(every: bool, fetch: Callable[[int], Awaitable[SitesAnswer]]) -> SitesAnswer:
+    """One page, or (`--all`) every page joined: the pages share one order."""
+    from dataclasses import replace
+
+    answer = await fetch(0)
+    if not every:
+        return answer
+    sites = list(answer.sites)
+    while (offset := answer.next_offset()) is not None:
+        answer = await fetch(offset)
+        sites.extend(answer.sites)
+    return replace(answer, sites=tuple(sites), offset=0, truncated=False)
 
 
 async def _definition(engine: Engine, args: argparse.Namespace, where: Where, output: Output) -> int:
@@ -448,7 +484,7 @@ async def _definition(engine: Engine, args: argparse.Namespace, where: Where, ou
 async def _conformances(engine: Engine, args: argparse.Namespace, where: Where, output: Output) -> int:
     from xcindex.indexstore.model import kind_name
 
-    usr = await _resolve_usr(engine, where, args.symbol, output)
+    usr = await _resolve_usr(engine, where, args.symbol, output, protocols=True)
     if not isinstance(usr, str):
         return _not_found(output, args, usr)
     answer = await engine.find_conformances(usr, **where)
@@ -462,10 +498,6 @@ async def _conformances(engine: Engine, args: argparse.Namespace, where: Where, 
         )
         output.line()
 
-        def how(via_extension: bool, via_protocol: str | None) -> str:
-            text = "in an extension" if via_extension else "in its declaration"
-            return text + (f", through {via_protocol}" if via_protocol else "")
-
         _grouped(
             output,
             (
@@ -474,7 +506,7 @@ async def _conformances(engine: Engine, args: argparse.Namespace, where: Where, 
                     c.anchor.line,
                     c.anchor.column,
                     f"{output.style.name(c.type_symbol.name)}  {kind_name(c.type_symbol.kind)}  "
-                    f"{output.style.dim(how(c.via_extension, c.via_protocol))}",
+                    f"{output.style.dim(c.how())}",
                 )
                 for c in answer.conformances
             ),
@@ -706,6 +738,8 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         error = _single(raised)
         if isinstance(error, KeyboardInterrupt):
             return EXIT_INTERRUPTED
+        if isinstance(error, BrokenPipeError):
+            raise error from None  # the reader went away (`| head`): `cli.main` ends quietly
         if isinstance(error, UsageError | XcindexError):
             return fail(str(error))
         if isinstance(error, Exception):

@@ -160,6 +160,11 @@ def _unknown_freshness(paths: list[str], edited: frozenset[str]) -> list[FileFre
     return [FileFreshness(path, FileState.UNKNOWN, os.path.realpath(path) in edited) for path in paths]
 
 
+def _check_offset(offset: int) -> None:
+    if offset < 0:
+        raise XcindexError(f"'offset' must be 0 or more; got {offset}.")
+
+
 def _nothing(db: object) -> None:
     """A query that only makes the index actor take in what the store has."""
 
@@ -346,11 +351,19 @@ class Engine:
     # --- tools -------------------------------------------------------------------------
 
     async def find_symbol(
-        self, symbol_name: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        symbol_name: str,
+        *,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> FindSymbolAnswer:
-        """Candidate symbols for a name (exact, bare base name, or `Type.member(label:)`)."""
+        """Ranked candidates for a name as an agent types it (docs/tools.md, "Resolving
+        names"); `resolved` is the one a tool that needs one symbol takes. `offset` starts
+        the page there (the answer holds every candidate; `to_json` shows the page)."""
+        _check_offset(offset)
         answer: FindSymbolAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_symbol(db, symbol_name)
+            project_path, index_store_path, lambda db: find_symbol(db, symbol_name, offset=offset)
         )
         return answer
 
@@ -360,18 +373,23 @@ class Engine:
         *,
         usr: str | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
+        offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
     ) -> SitesAnswer:
-        """Every source occurrence of a symbol, by USR (preferred) or by name."""
+        """Every source occurrence of a symbol, by USR (preferred) or by name: a page of
+        `max_results` from `offset` on; `next_offset()` says where the next page starts."""
         if (symbol_name is None) == (usr is None):
             raise XcindexError("Give exactly one of 'symbolName' or 'usr'.")
         if not 1 <= max_results <= MAX_RESULTS:
             raise XcindexError(f"'maxResults' must be between 1 and {MAX_RESULTS}; got {max_results}.")
+        _check_offset(offset)
         answer: SitesAnswer = await self._answer(
             project_path,
             index_store_path,
-            lambda db: find_references(db, symbol_name=symbol_name, usr=usr, max_results=max_results),
+            lambda db: find_references(
+                db, symbol_name=symbol_name, usr=usr, max_results=max_results, offset=offset
+            ),
         )
         return answer
 
@@ -384,18 +402,32 @@ class Engine:
         return answer
 
     async def find_overrides(
-        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        usr: str,
+        *,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> SitesAnswer:
+        """Overrides and witnesses of `usr`: a page of up to 500 from `offset` on."""
+        _check_offset(offset)
         answer: SitesAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_overrides(db, usr)
+            project_path, index_store_path, lambda db: find_overrides(db, usr, offset=offset)
         )
         return answer
 
     async def find_conformances(
-        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        usr: str,
+        *,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> ConformancesAnswer:
+        """Conforming types (subclasses of conforming classes included), from `offset` on."""
+        _check_offset(offset)
         answer: ConformancesAnswer = await self._answer(
-            project_path, index_store_path, lambda db: find_conformances(db, usr)
+            project_path, index_store_path, lambda db: find_conformances(db, usr, offset=offset)
         )
         return answer
 

@@ -27,6 +27,7 @@ from xcindex.indexstore.model import (
     UnitInfo,
     is_generated_name,
 )
+from xcindex.indexstore.name_queries import NameQueries
 
 PARAMETER_KIND = 25
 """libIndexStore's symbol kind for a function parameter."""
@@ -184,7 +185,7 @@ JOIN files f ON f.id = ur.file_id
 """
 
 
-class Database:
+class Database(NameQueries):  # NameQueries: batched reads for name resolution
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
