@@ -221,9 +221,22 @@ class Candidate:
             _MATCH_RANK[self.matched_by],
         )
 
+    @property
+    def is_requirement(self) -> bool:
+        return self.container_kind == PROTOCOL_KIND and not self.in_extension
+
     def sort_key(self) -> tuple[Any, ...]:
+        """Tier, then a protocol requirement before its namesakes (its default
+        implementations), then the most used, then where it is declared."""
         occ = self.definition
-        return (*self.tier(), -self.uses, occ.path if occ else "", occ.line if occ else 0, self.symbol.usr)
+        return (
+            *self.tier(),
+            0 if self.is_requirement else 1,
+            -self.uses,
+            occ.path if occ else "",
+            occ.line if occ else 0,
+            self.symbol.usr,
+        )
 
     def to_json(self) -> dict[str, Any]:
         occ = self.definition
