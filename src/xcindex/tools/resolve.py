@@ -18,8 +18,9 @@ arguments) goes through `resolve`. The rules, in docs/tools.md ("Resolving names
   macro-generated helpers never.
 
 Order: project before SDK, direct before inherited, then types, functions and methods,
-properties, enum cases, then exact before base-name before partial labels, then the most
-used, then path, line and USR — the same order every time.
+properties, enum cases, then exact before base-name before partial labels, then a protocol
+requirement before its default implementations, then the most used, then path, line and
+USR: the same order every time.
 """
 
 from __future__ import annotations
