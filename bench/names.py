@@ -35,6 +35,7 @@ from xcindex.engine import Engine
 from xcindex.indexstore.database import Database, SymbolRow
 from xcindex.indexstore.model import Role
 from xcindex.tools.resolve import (
+    ACCESSOR_SUBKINDS,
     CLASS_KIND,
     NOMINAL_KINDS,
     PROTOCOL_KIND,
@@ -78,6 +79,9 @@ class FormScore:
             "hit@1": round(self.hit1 / self.cases, 4) if self.cases else None,
             "hit@any": round(self.hit_any / self.cases, 4) if self.cases else None,
             "ties": self.ties,
+            "hit@1 unambiguous": round(self.hit1 / (self.cases - self.ties), 4)
+            if self.cases > self.ties
+            else None,
             "missExamples": self.misses[:10],
         }
 
@@ -88,7 +92,7 @@ def project_symbols(db: Database) -> list[SymbolRow]:
     ids = db.declared_symbol_ids(paths)
     symbols = db.symbols_by_ids(ids)
     return sorted(
-        (s for s in symbols.values() if s.kind != 9 and not s.name.startswith(("getter:", "setter:"))),
+        (s for s in symbols.values() if s.kind != 9 and s.subkind not in ACCESSOR_SUBKINDS | {1013}),
         key=lambda s: s.usr,
     )
 
@@ -106,6 +110,7 @@ def generate_cases(db: Database) -> list[Case]:
     owner_ids = sorted({o for o in owners.values() if o is not None})
     facts.load(owner_ids)
     subtypes = _direct_subtypes(db, owner_ids)
+    facts.load(s.id for heirs in subtypes.values() for s in heirs)
     cases: list[Case] = []
     for symbol in symbols:
         definition = facts.definitions.get(symbol.id)
@@ -119,8 +124,9 @@ def generate_cases(db: Database) -> list[Case]:
             cases.append(Case("Type.member", f"{container[-1]}.{base}", symbol.usr))
             if labelled:
                 cases.append(Case("Type.member(labels:)", f"{container[-1]}.{symbol.name}", symbol.usr))
-        path = ".".join((definition.module, *container, symbol.name))
-        cases.append(Case("Module.Type.member(labels:)", path, symbol.usr))
+        if definition.module:  # a C target's units name no module
+            path = ".".join((definition.module, *container, symbol.name))
+            cases.append(Case("Module.Type.member(labels:)", path, symbol.usr))
         owner = owners[symbol.id]
         owner_symbol = facts.symbols.get(owner) if owner is not None else None
         if (
@@ -129,7 +135,11 @@ def generate_cases(db: Database) -> list[Case]:
             and owner_symbol.kind in (CLASS_KIND, PROTOCOL_KIND)
             and symbol.kind != CONSTRUCTOR_KIND
         ):
-            heirs = [s for s in subtypes.get(owner, []) if symbol.name not in members.get(s.id, set())]
+            heirs = [
+                s
+                for s in subtypes.get(owner, [])
+                if symbol.name not in members.get(s.id, set()) and facts.definitions.get(s.id) is not None
+            ]
             if heirs:
                 cases.append(Case("Subclass.member(labels:)", f"{heirs[0].name}.{symbol.name}", symbol.usr))
     return cases
@@ -197,25 +207,35 @@ def markdown(name: str, result: dict[str, Any]) -> str:
     lines = [
         f"**{name}** ({result['symbols']} symbols)",
         "",
-        "| form | queries | hit@1 | hit@any | ties at 1 |",
-        "|---|---:|---:|---:|---:|",
+        "| form | queries | hit@1 | hit@any | ties at 1 | hit@1 when unambiguous |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for form, data in result["forms"].items():
         if not data["cases"]:
-            lines.append(f"| `{form}` | 0 | - | - | - |")
+            lines.append(f"| `{form}` | 0 | - | - | - | - |")
             continue
         lines.append(
             f"| `{form}` | {data['cases']} | {data['hit@1'] * 100:.1f} % | {data['hit@any'] * 100:.1f} % "
-            f"| {data['ties']} |"
+            f"| {data['ties']} | {data['hit@1 unambiguous'] * 100:.1f} % |"
         )
     return "\n".join(lines)
 
 
-async def measure(stores: list[str]) -> dict[str, dict[str, Any]]:
+async def measure(stores: list[str], misses: bool = False) -> dict[str, dict[str, Any]]:
+    """Run the suite on each store, printing each table as soon as it is measured."""
     results: dict[str, dict[str, Any]] = {}
     async with Engine() as engine:
         for store in stores:
-            results[store] = await engine.run_query(run_suite, index_store_path=store)
+            started = anyio.current_time()
+            result = await engine.run_query(run_suite, index_store_path=store)
+            result["seconds"] = round(anyio.current_time() - started, 1)
+            results[store] = result
+            sys.stdout.write(markdown(store, result) + f"\n\n({result['seconds']} s)\n\n")
+            if misses:
+                for form, data in result["forms"].items():
+                    for miss in data["missExamples"]:
+                        sys.stdout.write(f"  miss [{form}] {miss}\n")
+            sys.stdout.flush()
     return results
 
 
@@ -224,13 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stores", nargs="+", help="absolute index store paths")
     parser.add_argument("--misses", action="store_true", help="list up to 10 misses per form")
     args = parser.parse_args(argv)
-    results = anyio.run(measure, args.stores)
-    for store, result in results.items():
-        sys.stdout.write(markdown(store, result) + "\n\n")
-        if args.misses:
-            for form, data in result["forms"].items():
-                for miss in data["missExamples"]:
-                    sys.stdout.write(f"  miss [{form}] {miss}\n")
+    anyio.run(measure, args.stores, args.misses)
     return 0
 
 
