@@ -490,6 +490,8 @@ def _supertypes(db: Database, type_ids: Iterable[int], limit: int = 32) -> set[i
 def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
     """The candidates for a typed name, in the order documented in the module docstring."""
     query = parse_query(text)
+    if not query.base:
+        return Resolution(query, ())
     facts = _Facts(db)
     named = [
         (symbol, how)
