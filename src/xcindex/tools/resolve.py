@@ -364,27 +364,39 @@ class _Facts:
         self.extended: dict[int, int | None] = {}
         self.overrides: dict[int, set[int]] = {}
         self.lines: dict[str, list[str]] = {}
+        self._loaded_last: list[int] = []
 
     def load(self, ids: Iterable[int]) -> None:
-        wanted = [i for i in set(ids) if i not in self.definitions]
-        if not wanted:
-            return
+        """Learn the given symbols and, level by level, every type enclosing them: a few
+        batched queries per level, whatever the number of candidates."""
+        wanted = {i for i in ids if i not in self.definitions}
+        while wanted:
+            self._load_level(sorted(wanted))
+            wanted = set()
+            for symbol_id in self._loaded_last:
+                owner = self.owner(symbol_id)[0]
+                if owner is not None and owner not in self.definitions:
+                    wanted.add(owner)
+
+    def _load_level(self, wanted: list[int]) -> None:
+        self._loaded_last = wanted
         self.symbols.update(self.db.symbols_by_ids(wanted))
         declarations = self.db.declarations_of(wanted)
         parents = self.db.related_symbol_ids(wanted, Role.REL_CHILDOF)
         overrides = self.db.related_symbol_ids(wanted, Role.REL_OVERRIDEOF)
+        new_parents: set[int] = set()
         for symbol_id in wanted:
             written = [o for o in declarations.get(symbol_id, []) if not o.roles & Role.IMPLICIT]
             self.definitions[symbol_id] = canonical_occurrence(written or declarations.get(symbol_id, []))
-            self.parents[symbol_id] = min(parents[symbol_id]) if symbol_id in parents else None
+            parent = min(parents[symbol_id]) if symbol_id in parents else None
+            self.parents[symbol_id] = parent
             self.overrides[symbol_id] = overrides.get(symbol_id, set())
-        extensions = [p for p in self.parents.values() if p is not None and p not in self.symbols]
-        self.symbols.update(self.db.symbols_by_ids(extensions))
-        new_extensions = [
-            p
-            for p in set(self.parents.values())
-            if p is not None and p not in self.extended and self.symbols[p].kind == EXTENSION_KIND
-        ]
+            if parent is not None:
+                new_parents.add(parent)
+        self.symbols.update(self.db.symbols_by_ids(p for p in new_parents if p not in self.symbols))
+        new_extensions = sorted(
+            p for p in new_parents if p not in self.extended and self.symbols[p].kind == EXTENSION_KIND
+        )
         if new_extensions:
             extended = self.db.related_by(new_extensions, Role.REL_EXTENDEDBY)
             for extension_id in new_extensions:
@@ -503,12 +515,22 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
     ]
     facts.load(symbol.id for symbol, _ in named)
     uses = db.written_use_counts([symbol.id for symbol, _ in named])
+    modules: set[str] | None = None
+
+    def project_modules() -> set[str]:
+        nonlocal modules
+        if modules is None:
+            modules = {module for _path, _mtime, module, _target, _test in db.live_files()}
+        return modules
+
     owner_types: set[int] | None = None
     candidates: list[Candidate] = []
     for symbol, how in named:
         definition = facts.definitions.get(symbol.id)
         if definition is None and not uses.get(symbol.id):
             continue  # neither defined nor used here (a dead unit, a generated file)
+        if definition is None and _module_of_usr(symbol.usr) in project_modules():
+            continue  # the project's own, its definition unreadable: not an SDK symbol
         if definition is not None:
             container, container_kind, in_extension = facts.path(symbol.id)
             modules = {definition.module}
