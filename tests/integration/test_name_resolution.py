@@ -231,7 +231,8 @@ def test_cli_refs_all_pages_through_and_a_closed_pipe_ends_quietly(canary_store:
     assert process.stdout is not None
     assert process.stderr is not None
     process.stdout.close()
-    stderr = process.stderr.read().decode()
+    with process.stderr:
+        stderr = process.stderr.read().decode()
     code = process.wait(timeout=600)
     assert code == 141, stderr
     assert stderr == ""
