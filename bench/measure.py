@@ -106,6 +106,8 @@ async def resolve_subjects(engine: Engine, root: Path, queries: list[dict[str, s
             raise RuntimeError(f"the index has no symbol {query['name']!r}: is the package built?")
         match = found.matches[0]
         usr = match.symbol.usr
+        if match.definition is None:
+            raise RuntimeError(f"{query['name']!r} resolved to an SDK symbol, not the package's")
         full = await engine.run_query(
             partial(references_query, usr=usr, max_results=10**9), project_path=str(root)
         )

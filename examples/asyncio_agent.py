@@ -32,6 +32,9 @@ async def main(project: str, name: str) -> int:
             return 1
         match = found.matches[0]
         usr = match.symbol.usr
+        if match.definition is None:
+            print(f"{name}: {match.symbol.name} ({usr}) is an SDK symbol, with no source here")
+            return 1
         print(f"{match.symbol.name} ({usr}) is defined at {match.definition.path}:{match.definition.line}")
 
         async with asyncio.timeout(120), asyncio.TaskGroup() as tasks:

@@ -78,6 +78,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xcindex.cli_tools import is_tool_command, run_tool
 
     if is_tool_command(args.command):
-        return run_tool(args)
+        try:
+            code = run_tool(args)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_gone()
+        return code
     _parser().print_help(sys.stderr)
     return 2
+
+
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what `git log | head` ends with when the reader closes the pipe."""
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe (`xcindex refs X | head -1`): stop quietly, as git does.
+    Whatever is still buffered for stdout goes nowhere, so the interpreter's own flush at
+    exit cannot complain either."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE

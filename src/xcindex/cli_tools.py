@@ -108,6 +108,8 @@ def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                 default=argparse.SUPPRESS,
                 help=help_text,
             )
+        if spec.paged:
+            parser.add_argument("--all", action="store_true", help="every item: pages through the whole list")
         for flag in spec.flags:
             parser.add_argument(
                 flag.flag, dest=flag.option, action="store_const", const=flag.value, help=flag.help
@@ -170,22 +172,36 @@ def _values(tool: ToolDecl, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _resolve_usr(
-    engine: Engine, where: dict[str, Any], symbol: str, output: Output
+    engine: Engine, where: dict[str, Any], symbol: str, output: Output, *, protocols: bool = False
 ) -> str | FindSymbolAnswer:
-    """A USR as given, or the USR of the one symbol a name finds; the (empty) find_symbol
-    answer when the name finds nothing."""
+    """A USR as given, or the USR of the one symbol a name resolves to (docs/tools.md,
+    "Resolving names"); the (empty) find_symbol answer when the name finds nothing."""
+    from xcindex.tools.find_symbol import describe
+    from xcindex.tools.resolve import PROTOCOL_KIND, pick_one
+
     if _USR.match(symbol):
         return symbol
     found = await engine.find_symbol(symbol, **where)
+    resolved, note = found.resolved, found.resolved_note
+    if protocols:
+        kept = tuple(m for m in found.matches if m.symbol.kind == PROTOCOL_KIND)
+        found = replace(found, matches=kept)
+        resolved, note = pick_one(kept)
     if not found.matches:
         return found
-    if len(found.matches) > 1:
-        candidates = "\n".join(
-            f"  {m.symbol.usr}  {m.symbol.name} at {output.path(m.definition.path)}:{m.definition.line}"
-            for m in found.matches
-        )
-        raise UsageError(f"'{symbol}' names {len(found.matches)} symbols; give one USR:\n{candidates}")
-    return found.matches[0].symbol.usr
+    if resolved is None:
+        shown = found.matches[:20]
+        candidates = "\n".join(f"  {describe(m)}" for m in shown)
+        more = f"\n  … and {len(found.matches) - len(shown)} more" if len(found.matches) > len(shown) else ""
+        raise UsageError(f"'{symbol}' names {len(found.matches)} symbols; give one USR:\n{candidates}{more}")
+    if note:
+        output.note(f"note: {note}")
+    return resolved.symbol.usr
+
+
+def _upper_bound(model: type[LocationArgs], field: str) -> int:
+    """A field's `le` limit (the largest page `--all` asks for)."""
+    return next(int(meta.le) for meta in model.model_fields[field].metadata if getattr(meta, "le", None))
 
 
 def _emit_json(output: Output, payload: Any) -> None:
@@ -196,10 +212,12 @@ async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output:
     from xcindex.presentation import terminal
 
     values = _values(tool, args)
+    if getattr(args, "all", False) and "max_results" in tool.args.model_fields:
+        values["max_results"] = _upper_bound(tool.args, "max_results")
     where = {key: values[key] for key in _LOCATION_FIELDS if key in values}
     subject = getattr(args, "symbol", None) or ""
     if tool.cli.symbol_field is not None:
-        usr = await _resolve_usr(engine, where, subject, output)
+        usr = await _resolve_usr(engine, where, subject, output, protocols=tool.cli.protocols_only)
         if not isinstance(usr, str):
             if args.json:
                 _emit_json(output, usr.to_json())
@@ -218,12 +236,25 @@ async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output:
     if tool.cli.settle_first:
         await engine.settle(**where)
     answer = await engine.call(built, **options)
+    if getattr(args, "all", False):
+        answer = await _every_page(engine, tool, values, answer, options)
     ctx = terminal.Context(tool.cli.command, subject)
     if not args.json:
         return tool.show(answer, output, ctx)
     # The same exit code and stderr notes as for a person; stdout carries only the JSON.
     _emit_json(output, tool.structured(answer, None))
     return tool.show(answer, replace(output, out=io.StringIO()), ctx)
+
+
+async def _every_page(
+    engine: Engine, tool: ToolDecl, values: dict[str, Any], answer: Any, options: dict[str, Any]
+) -> Any:
+    """`--all`: every page of a paged list, joined (the pages share one order)."""
+    sites = list(answer.sites)
+    while (offset := answer.next_offset()) is not None:
+        answer = await engine.call(tool.args.build(**{**values, "offset": offset}), **options)
+        sites.extend(answer.sites)
+    return replace(answer, sites=tuple(sites), offset=0, truncated=False)
 
 
 def _single(error: BaseException) -> BaseException:
@@ -272,6 +303,8 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
         error = _single(raised)
         if isinstance(error, KeyboardInterrupt):
             return terminal.EXIT_INTERRUPTED
+        if isinstance(error, BrokenPipeError):
+            raise error from None  # the reader has gone: `xcindex` ends quietly (cli.py)
         if isinstance(error, XcindexError):
             return fail(error.render(_cli_name(tool)))
         if isinstance(error, UsageError):

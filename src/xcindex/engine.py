@@ -1,4 +1,5 @@
-"""The Engine: the actors in one task group, and one async method per tool.
+"""The Engine: one async method per tool, on top of `EngineCore` (the actors, locating a
+store, the ledger and the freshness watch).
 
 This is the embedding API as well as what the MCP server calls. It runs under asyncio and
 trio alike (anyio only). Everything blocking happens in actors' worker threads or worker
@@ -7,39 +8,25 @@ processes, never on the caller's event loop.
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexHandle, ProgressListener
-from xcindex.actors.index_set import IndexActors
-from xcindex.actors.ledger import LedgerActor, LedgerHandle
-from xcindex.actors.mailbox import ActorTimeout
-from xcindex.indexstore.database import Database, cache_dir
-from xcindex.indexstore.layout import units_dir
+from xcindex.indexstore.database import cache_dir
 from xcindex.indexstore.library import toolchain_roots
-from xcindex.indexstore.pool import WorkerPool
-from xcindex.indexstore.state import IndexState
-from xcindex.locate import Location, locate
+from xcindex.locate import Location
 from xcindex.lsp.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.package import describe_package
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
-from xcindex.tools.common import AnswerWarning, Freshness
+from xcindex.tools.common import AnswerWarning
 from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs
-from xcindex.tools.find_symbol import FindSymbolAnswer, FindSymbolArgs
+from xcindex.tools.find_symbol import DEFAULT_MAX_CANDIDATES, FindSymbolAnswer, FindSymbolArgs
 from xcindex.tools.plan_rename import (
     DEFAULT_MAX_RANGES,
     PlanRenameArgs,
@@ -74,300 +61,36 @@ from xcindex.tools.wait_for_fresh import (
     FileFreshness,
     FreshWaitAnswer,
     WaitForFreshArgs,
-    files_freshness,
     wait_until_fresh,
 )
-from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
+from xcindex.warnings import CodedError, WarningCode, XcindexError
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
     # use: a server that is never asked for a rename plan never pays for it.
-    from xcindex.actors.lsp import LspPool
-    from xcindex.lsp.config import LspPoolConfig
+    pass
+
+from xcindex.engine_core import (
+    EngineConfig as EngineConfig,
+)
+from xcindex.engine_core import (
+    EngineCore,
+    _edited_in_project,
+    _freshness_of,
+    _index_timeout,
+)
+from xcindex.engine_core import (
+    StatusVersion as StatusVersion,
+)
+from xcindex.engine_core import (
+    current_progress_listener as current_progress_listener,
+)
 
 log = get_logger(__name__)
 
-LOCATION_TTL_S = 2.0
-"""How long a located store is reused without looking again (it is still checked to exist)."""
 
-
-current_progress_listener: ContextVar[ProgressListener | None] = ContextVar("xcindex_progress", default=None)
-"""Set by a caller (the MCP server, per tool call) to hear about a first ingestion that its
-call waits for. A context variable, so the Engine's methods keep one signature per tool."""
-
-
-def edited_among(paths: set[str], edited: frozenset[str]) -> list[str]:
-    """The paths (as the index names them) whose real path was edited this session."""
-    return sorted(path for path in paths if os.path.realpath(path) in edited)
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    ingest_workers: int = 2
-    """Worker processes for walking libIndexStore (both cores by default)."""
-    query_timeout_s: float = 900.0
-    """Upper bound for one query, including a first ingestion of a large store."""
-    status_wait_s: float = 1.0
-    """How long `status` waits for a first refresh before answering with its progress."""
-    project_dir: str | None = None
-    """Whose session-edited files to track (default: CLAUDE_PROJECT_DIR, else the working
-    directory), matching the hooks' ledger file."""
-    lsp: LspPoolConfig | None = None
-    """How sourcekit-lsp runs (default: LspPoolConfig with its scratch folders in the cache
-    folder, so sourcekit-lsp never builds into the user's project)."""
-    reconcile: bool = True
-    """plan_rename asks sourcekit-lsp to confirm the index's ranges (green-verified)."""
-    watch_poll_s: float = 0.5
-    """How often `wait_for_fresh` and `wait_status_change` look at the store and the ledger."""
-    watch_settle_s: float = 3.0
-    """A change of the store counts once it has been quiet this long: a build writes units
-    for seconds, and one rebuild should be one status change, not one per unit."""
-    max_index_actors: int = 8
-    """Index actors (one per store, each with its database open) kept at most: starting
-    one more retires the least recently used idle one. The next question to a retired
-    store starts it again (a warm start: milliseconds)."""
-    index_idle_timeout_s: float = 900.0
-    """An index actor unused this long retires and closes its database."""
-
-
-@dataclass(frozen=True)
-class StatusVersion:
-    """What a store's status depends on that changes under it: the units folder (the
-    compiler renames every unit it writes into it) and the session-edited files."""
-
-    units_mtime_ns: int
-    edited: frozenset[str]
-
-
-def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
-    return files_freshness(db, paths, edited)
-
-
-def _edited_in_project(edited: frozenset[str], root: Path | None) -> list[str]:
-    """The session's edited files that belong to this project (all of them when its folder
-    is unknown): an edit in another checkout does not make this index stale."""
-    if root is None:
-        return sorted(edited)
-    top = os.path.realpath(root).rstrip("/") + "/"
-    return sorted(path for path in edited if os.path.realpath(path).startswith(top))
-
-
-@contextmanager
-def _index_timeout(limit: float) -> Iterator[None]:
-    """An index actor that does not answer in time is a coded fault, not a bare timeout."""
-    try:
-        yield
-    except ActorTimeout:
-        raise CodedError(
-            WarningCode.INDEX_QUERY_TIMEOUT,
-            f"The index did not answer within {limit:g} s (a very large first ingestion, or a stuck "
-            "query); status shows its progress. Ask again, or raise EngineConfig.query_timeout_s.",
-        ) from None
-
-
-class Engine:
+class Engine(EngineCore):
     """Use as `async with Engine() as engine:`; every tool is an async method."""
-
-    def __init__(self, config: EngineConfig | None = None) -> None:
-        self.config = config or EngineConfig()
-        self._task_group: TaskGroup | None = None
-        from xcindex.registry import INDEX_QUERIES
-
-        self.workers = WorkerPool(self.config.ingest_workers)
-        self._indexes = IndexActors(
-            self.workers,
-            max_actors=self.config.max_index_actors,
-            idle_timeout=self.config.index_idle_timeout_s,
-            queries=INDEX_QUERIES,
-        )
-        self._ledger: LedgerHandle | None = None
-        self._lsp: LspPool | None = None
-        self._lsp_lock = anyio.Lock()
-        self._locations: dict[tuple[str | None, str | None], tuple[float, Location]] = {}
-
-    async def __aenter__(self) -> Engine:
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = self._indexes.task_group = task_group
-        try:
-            ledger = LedgerActor(self.config.project_dir)
-            await task_group.start(ledger.run)
-            self._ledger = ledger.handle()
-        except BaseException:
-            await self.__aexit__(None, None, None)
-            raise
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        task_group, self._task_group = self._task_group, None
-        self._indexes.task_group = None
-        assert task_group is not None
-        try:
-            # Every sourcekit-lsp child is asked to shut down (and killed if it will not)
-            # before anything else is cancelled.
-            if self._lsp is not None:
-                await self._lsp.aclose()
-        finally:
-            task_group.cancel_scope.cancel()
-        # The caller's own exception must reach the caller as itself, not wrapped in an
-        # ExceptionGroup by the actors' task group: the task group only sees shutdown.
-        try:
-            await task_group.__aexit__(None, None, None)
-        finally:
-            await self.workers.aclose()
-        return None
-
-    async def close_children(self) -> None:
-        """Stop every child process now (sourcekit-lsp, ingestion workers), shielded. For a
-        host that must leave without unwinding (the server on a signal); `__aexit__` does
-        this anyway."""
-        with anyio.CancelScope(shield=True):
-            if self._lsp is not None:
-                await self._lsp.aclose()
-            await self.workers.aclose()
-
-    # --- plumbing ------------------------------------------------------------------------
-
-    async def locate(self, project_path: str | None, index_store_path: str | None) -> Location:
-        """Where the store is. Reused for a moment (a tool call per keystroke of an agent's
-        plan should not walk the file system each time) unless the store is gone."""
-        key = (project_path, index_store_path)
-        now = anyio.current_time()
-        cached = self._locations.get(key)
-        if (
-            cached is not None
-            and now - cached[0] < LOCATION_TTL_S
-            # One stat of a local folder: microseconds, far less than the thread hop it saves.
-            and os.path.isdir(units_dir(cached[1].store_path))  # noqa: ASYNC240
-        ):
-            return cached[1]
-        location = await anyio.to_thread.run_sync(locate, project_path, index_store_path)
-        if len(self._locations) > 64:
-            self._locations.clear()
-        self._locations[key] = (now, location)
-        return location
-
-    @property
-    def lsp(self) -> LspPool | None:
-        """The sourcekit-lsp pool, once plan_rename has needed it (None before)."""
-        return self._lsp
-
-    async def lsp_pool(self) -> LspPool:
-        """The sourcekit-lsp pool, started in the Engine's task group on first use."""
-        async with self._lsp_lock:
-            if self._lsp is None:
-                from xcindex.actors.lsp import LspPool
-                from xcindex.lsp.config import LspPoolConfig
-
-                if self._task_group is None:
-                    raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
-                pool = LspPool(self.config.lsp or LspPoolConfig(scratch_root=cache_dir() / "sourcekit-lsp"))
-                await self._task_group.start(pool.run)
-                self._lsp = pool
-            return self._lsp
-
-    async def _index_for(self, location: Location) -> IndexHandle:
-        """The store's handle: it asks the store's current index actor, started (again,
-        after a retirement) on demand."""
-        return self._indexes.handle_for(location.store_path)
-
-    @asynccontextmanager
-    async def holding_index(
-        self, *, project_path: str | None = None, index_store_path: str | None = None
-    ) -> AsyncIterator[None]:
-        """Test-only: inside the block, the store's index actor is busy (holding its
-        database as a long query would); it is entered only once that is so."""
-        location = await self.locate(project_path, index_store_path)
-        release = anyio.Event()
-        try:
-            await (await self._index_for(location)).hold_busy(release)
-            yield
-        finally:
-            release.set()
-
-    async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
-        handle = await self._index_for(location)
-        limit = timeout if timeout is not None else self.config.query_timeout_s
-        with _index_timeout(limit):
-            return await handle.query(fn, timeout=limit, progress=current_progress_listener.get())
-
-    async def _answer(
-        self, project_path: str | None, index_store_path: str | None, args: LocationArgs, context: Any = None
-    ) -> Any:
-        """Run a tool's named query on a fresh database, then add what the location and the
-        store's own health say to its freshness (name-match fallback, unreadable units)."""
-        location = await self.locate(project_path, index_store_path)
-        handle = await self._index_for(location)
-        with _index_timeout(self.config.query_timeout_s):
-            answer = await handle.ask(
-                args.tool,
-                args,
-                timeout=self.config.query_timeout_s,
-                progress=current_progress_listener.get(),
-                context=context,
-            )
-        state = await (await self._index_for(location)).state()
-        extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
-            state
-        )
-        edited = await self.edited_files()
-        named_edited = (
-            await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
-        )
-        if not extra and not named_edited:
-            return answer
-        freshness: Freshness = answer.freshness
-        completeness = freshness.completeness
-        if state.failures and completeness is Completeness.COMPLETE:
-            completeness = Completeness.PARTIAL
-        if named_edited:
-            completeness = Completeness.STALE
-        return replace(
-            answer,
-            freshness=replace(
-                freshness,
-                completeness=completeness,
-                session_edited_files=tuple(named_edited),
-                warnings=freshness.warnings + tuple(extra),
-            ),
-        )
-
-    # --- the session ledger ------------------------------------------------------------
-
-    async def record_edit(self, path: str) -> None:
-        """Tell the engine that the agent edited `path` (for agents without the hooks):
-        answers naming it say so, and plan_rename marks its ranges red-stale."""
-        assert self._ledger is not None, "the Engine is not running"
-        await self._ledger.record_edit(path)
-
-    async def edited_files(self) -> frozenset[str]:
-        """Files edited this session (real paths), from the hooks' ledger and record_edit."""
-        assert self._ledger is not None, "the Engine is not running"
-        return await self._ledger.edited_files()
-
-    async def clear_edits(self) -> None:
-        assert self._ledger is not None, "the Engine is not running"
-        await self._ledger.clear()
-
-    async def index_state(
-        self, *, project_path: str | None = None, index_store_path: str | None = None
-    ) -> IndexState:
-        location = await self.locate(project_path, index_store_path)
-        return await (await self._index_for(location)).state()
-
-    async def run_query(
-        self,
-        fn: Any,
-        *,
-        project_path: str | None = None,
-        index_store_path: str | None = None,
-        timeout: float = math.inf,
-    ) -> Any:
-        """Run `fn(db: Database)` against a fresh database (tests and tools built on top)."""
-        location = await self.locate(project_path, index_store_path)
-        return await self._query(location, fn, timeout)
 
     # --- tools -------------------------------------------------------------------------
 
@@ -408,12 +131,24 @@ class Engine:
             await (await self._index_for(location)).refresh(timeout=self.config.query_timeout_s)
 
     async def find_symbol(
-        self, symbol_name: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        symbol_name: str,
+        *,
+        max_results: int = DEFAULT_MAX_CANDIDATES,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> FindSymbolAnswer:
-        """Candidate symbols for a name (exact, bare base name, or `Type.member(label:)`)."""
+        """Ranked candidates for a name as an agent types it (docs/tools.md, "Resolving
+        names"); `resolved` is the one a tool that needs one symbol takes. `offset` starts
+        the page there (the answer holds every candidate; `to_json` shows the page)."""
         answer: FindSymbolAnswer = await self.call(
             FindSymbolArgs.build(
-                symbol_name=symbol_name, project_path=project_path, index_store_path=index_store_path
+                symbol_name=symbol_name,
+                max_results=max_results,
+                offset=offset,
+                project_path=project_path,
+                index_store_path=index_store_path,
             )
         )
         return answer
@@ -424,15 +159,18 @@ class Engine:
         *,
         usr: str | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
+        offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
     ) -> SitesAnswer:
-        """Every source occurrence of a symbol, by USR (preferred) or by name."""
+        """Every source occurrence of a symbol, by USR (preferred) or by name: a page of
+        `max_results` from `offset` on; `next_offset()` says where the next page starts."""
         answer: SitesAnswer = await self.call(
             FindReferencesArgs.build(
                 symbol_name=symbol_name,
                 usr=usr,
                 max_results=max_results,
+                offset=offset,
                 project_path=project_path,
                 index_store_path=index_store_path,
             )
@@ -448,18 +186,34 @@ class Engine:
         return answer
 
     async def find_overrides(
-        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        usr: str,
+        *,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> SitesAnswer:
+        """Overrides and witnesses of `usr`: a page of up to 500 from `offset` on."""
         answer: SitesAnswer = await self.call(
-            FindOverridesArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path)
+            FindOverridesArgs.build(
+                usr=usr, offset=offset, project_path=project_path, index_store_path=index_store_path
+            )
         )
         return answer
 
     async def find_conformances(
-        self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
+        self,
+        usr: str,
+        *,
+        offset: int = 0,
+        project_path: str | None = None,
+        index_store_path: str | None = None,
     ) -> ConformancesAnswer:
+        """Conforming types (subclasses of conforming classes included), from `offset` on."""
         answer: ConformancesAnswer = await self.call(
-            FindConformancesArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path)
+            FindConformancesArgs.build(
+                usr=usr, offset=offset, project_path=project_path, index_store_path=index_store_path
+            )
         )
         return answer
 
@@ -654,41 +408,3 @@ class Engine:
             first_ingestion=progress,
             poll_s=self.config.watch_poll_s,
         )
-
-    async def status_version(
-        self, *, project_path: str | None = None, index_store_path: str | None = None
-    ) -> StatusVersion:
-        location = await self.locate(project_path, index_store_path)
-        version = await (await self._index_for(location)).version()
-        return StatusVersion(version.units_mtime_ns, await self.edited_files())
-
-    async def wait_status_change(
-        self,
-        since: StatusVersion,
-        *,
-        project_path: str | None = None,
-        index_store_path: str | None = None,
-    ) -> StatusVersion:
-        """Return the new version once the status differs from `since`: at once when the
-        session-edited files change; when the store changes, once it has been quiet for
-        `watch_settle_s` and the index has taken the new units in (so a status read right
-        after reflects the rebuild)."""
-        location = await self.locate(project_path, index_store_path)
-        index = await self._index_for(location)
-        poll = self.config.watch_poll_s
-        while True:
-            units = (await index.version()).units_mtime_ns
-            edited = await self.edited_files()
-            if edited != since.edited:
-                return StatusVersion(since.units_mtime_ns, edited)
-            if units != since.units_mtime_ns:
-                quiet_since = anyio.current_time()
-                while anyio.current_time() - quiet_since < self.config.watch_settle_s:
-                    await anyio.sleep(poll)
-                    latest = (await index.version()).units_mtime_ns
-                    if latest != units:
-                        units, quiet_since = latest, anyio.current_time()
-                await index.refresh(timeout=self.config.query_timeout_s)
-                log.info("store_changed", store=str(location.store_path), units_mtime_ns=units)
-                return StatusVersion(units, edited)
-            await anyio.sleep(poll)

@@ -60,6 +60,10 @@ class CliSpec:
     path_fields: tuple[str, ...] = ()
     """Paths a person types relative to the working directory (made absolute)."""
     flags: tuple[CliFlag, ...] = ()
+    paged: bool = False
+    """The answer is a page of `sites` (`offset`, `next_offset()`): `--all` joins every page."""
+    protocols_only: bool = False
+    """A SYMBOL given by name resolves among protocols only."""
     settle_first: bool = False
     """Wait for a first ingestion (with progress) before asking: a person wants the settled answer."""
 
@@ -149,6 +153,7 @@ TOOLS: tuple[ToolDecl, ...] = (
             "Every source occurrence of a symbol, grouped by file, with its roles.",
             positionals=("symbol_name",),
             optional_positionals=("symbol_name",),
+            paged=True,
         ),
     ),
     ToolDecl(
@@ -182,6 +187,7 @@ TOOLS: tuple[ToolDecl, ...] = (
             "overrides and protocol witnesses of a method",
             "Overrides in subclasses (transitively), protocol witnesses and default implementations.",
             symbol_field="usr",
+            paged=True,
         ),
     ),
     ToolDecl(
@@ -200,6 +206,7 @@ TOOLS: tuple[ToolDecl, ...] = (
             "the types conforming to a protocol",
             "Every type that conforms to a protocol, including conformances declared in extensions.",
             symbol_field="usr",
+            protocols_only=True,
         ),
     ),
     ToolDecl(

@@ -18,7 +18,10 @@ from tests.conftest import CANARY, load_expected
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
 XCINDEX = Path(sys.executable).parent / "xcindex"
-DOCUMENTED_SYMBOL_KEYS = {"usr", "name", "kind", "language", "definitionPath", "definitionLine"}
+DOCUMENTED_SYMBOL_KEYS = {
+    *("usr", "name", "kind", "language", "definitionPath", "definitionLine"),
+    *("container", "module", "signature", "matchedBy"),
+}
 DOCUMENTED_OCCURRENCE_KEYS = {"usr", "symbolName", "path", "line", "column", "roles"}
 EXPECTED_TOOLS = {
     "find_symbol",

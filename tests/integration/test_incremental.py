@@ -56,7 +56,9 @@ async def test_rebuild_is_picked_up_reading_only_changed_units(canary_copy: Path
         assert after.freshness.completeness == "complete"
         definition = await engine.find_definition(usr, project_path=project)
         assert definition.site is not None
-        assert definition.site.occurrence.line == found.matches[0].definition.line + 1
+        was = found.matches[0].definition
+        assert was is not None
+        assert definition.site.occurrence.line == was.line + 1
 
         refreshed = await engine.run_query(counters, project_path=project)
         assert refreshed.units_read == len(changed)

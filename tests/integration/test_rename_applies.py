@@ -83,5 +83,9 @@ async def test_applying_the_green_ranges_builds_passes_the_tests_and_leaves_no_o
             plan.old_name.replace(base_name(plan.old_name), new_name) if plan.old_name else new_name,
             index_store_path=str(store),
         )
-        sites = {(rel(r["definitionPath"], copy), r["definitionLine"]) for r in found.to_json()["results"]}
+        sites = {
+            (rel(str(r["definitionPath"]), copy), r["definitionLine"])
+            for r in found.to_json()["results"]
+            if r["definitionPath"] is not None
+        }
         assert (definition["definitionPath"], definition["definitionLine"]) in sites

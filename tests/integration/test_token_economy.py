@@ -96,5 +96,11 @@ async def test_every_answer_on_the_fixture_is_far_within_the_response_budget(can
                 text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
                 tokens = estimated_tokens(text, result.structured_content)
                 assert tokens < RESPONSE_BUDGET_TOKENS // 4, tool
-                assert result.structured_content.get("truncated") in (None, False), tool
+                if tool == "find_symbol":
+                    # A common name is paged (25 candidates, best first): the rest is an offset away.
+                    assert result.structured_content["truncated"] is (
+                        "nextOffset" in result.structured_content
+                    )
+                else:
+                    assert result.structured_content.get("truncated") in (None, False), tool
         tg.cancel_scope.cancel()

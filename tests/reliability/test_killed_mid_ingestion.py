@@ -170,7 +170,7 @@ async def hand_checked_answers_hold(cache: Path, project: Path, store: Path) -> 
             assert got == {(e["path"], e["line"], e["column"]) for e in expected}, key
         status = await server.call_tool("status", {"indexStorePath": str(store)})
         assert status["structuredContent"]["completeness"] == "complete"
-        assert status["structuredContent"]["counts"]["liveUnits"] == 17
+        assert status["structuredContent"]["counts"]["liveUnits"] == 23
 
 
 @pytest.mark.parametrize("step", ["replace_units", "recompute_live_units", "collect_garbage"])

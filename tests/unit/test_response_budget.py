@@ -72,6 +72,8 @@ def test_thousands_of_candidates_are_cut_with_a_count_and_a_way_to_the_rest() ->
     assert structured["staleFileCount"] == 3000
     assert text.startswith("5000 symbol(s) named 'someMethod'")
     assert "xcindex symbol 'someMethod' --project <projectPath> --json" in text
+    assert f"ask again with offset {len(structured['results'])}" in text
+    assert structured["nextOffset"] == len(structured["results"])
     assert "and 2980 more" in text
     # Without a budget (the embedding API, the CLI) nothing is cut.
     full = answer.to_json()
@@ -93,6 +95,8 @@ def test_five_hundred_long_sites_fit_and_say_how_to_list_them_all(what: str, com
     assert structured["totalCount"] == 2000
     assert structured["truncated"] is True
     assert f"(showing {shown} of 2000: that is what fits the response budget" in text
+    assert f"Ask again with offset {shown} for the next page" in text
+    assert structured["nextOffset"] == shown
     assert command in text
     # One line per site, grouped by file: every shown site is in the text.
     assert len(re.findall(r"^  \d+:\d+ ", text, re.M)) == shown
@@ -102,7 +106,10 @@ def test_a_list_cut_only_by_max_results_says_to_raise_it() -> None:
     sites = tuple(Site(symbol(1), occurrence(i)) for i in range(100))
     short = SitesAnswer("Foo", (symbol(1),), sites[:3], total=100, truncated=True, freshness=Freshness())
     text = render_sites(short, "reference(s)", BUDGET)
-    assert "(showing 3 of 100; ask again with a larger maxResults (at most 500) to see the rest)" in text
+    assert (
+        "(showing 1-3 of 100; ask again with offset 3 for the next page, or with a larger maxResults" in text
+    )
+    assert short.to_json(BUDGET)["nextOffset"] == 3
     assert short.to_json(BUDGET)["results"] == [s.to_json() for s in sites[:3]]
 
 

@@ -22,6 +22,7 @@ from xcindex.indexstore.cache import CACHE_ENV as CACHE_ENV
 from xcindex.indexstore.cache import cache_dir as cache_dir
 from xcindex.indexstore.cache import database_path_for as database_path_for
 from xcindex.indexstore.model import ReadFailure
+from xcindex.indexstore.name_queries import NameQueries
 from xcindex.indexstore.queries import PARAMETER_KIND as PARAMETER_KIND
 from xcindex.indexstore.queries import OccurrenceRow as OccurrenceRow
 from xcindex.indexstore.queries import ReadSide
@@ -114,7 +115,7 @@ class IngestCounters:
     failures: int = 0
 
 
-class Database(ReadSide, WriteSide):
+class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads for name resolution
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path

@@ -22,6 +22,12 @@ its WHERE clause repeats the index's condition, spelled the same way (`_BY_SYMBO
 _BY_SYMBOL = f" AND (rel.roles & {BY_SYMBOL_ROLES}) != 0"
 
 
+def by_symbol_clause(roles: int) -> str:
+    """The `relations_symbol` index's own condition, for a query by related symbol whose roles
+    it holds (the planner uses a partial index only when the query repeats it)."""
+    return _by_symbol(roles)
+
+
 def _by_symbol(roles: int) -> str:
     return _BY_SYMBOL if roles & ~BY_SYMBOL_ROLES == 0 else ""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from xcindex.indexstore.model import kind_name, role_names
+from xcindex.indexstore.model import kind_name
 from xcindex.warnings import Completeness, RefusalReason
 
 if TYPE_CHECKING:
@@ -194,25 +194,28 @@ def symbol_not_found(answer: FindSymbolAnswer, output: Output) -> int:
 
 
 def find_symbol(answer: FindSymbolAnswer, output: Output, ctx: Context) -> int:
+    """Ranked, best first, each with where it is declared (or its SDK module)."""
     if not answer.matches:
         return symbol_not_found(answer, output)
     how = " (by base name)" if answer.matched_by == "base_name" else ""
-    output.line(f"{plural(len(answer.matches), 'symbol')} named {answer.query}{how}")
+    output.line(f"{plural(len(answer.matches), 'symbol')} named {answer.query}{how}, best first")
     output.line()
-    by_file = sorted(answer.matches, key=lambda m: (m.definition.path, m.definition.line))
-    grouped(
-        output,
-        (
-            (
-                m.definition.path,
-                m.definition.line,
-                m.definition.column,
-                f"{output.style.name(m.symbol.name)}  {kind_name(m.symbol.kind)}  "
-                f"{output.style.dim(m.symbol.usr)}",
-            )
-            for m in by_file
-        ),
-    )
+    for m in answer.matches:
+        where = (
+            f"{output.style.file(output.path(m.definition.path))}:{m.definition.line}"
+            if m.definition is not None
+            else f"{m.module} (SDK)"
+        )
+        inside = f" in {m.container_name}" if m.container else ""
+        inherited = " (inherited)" if m.inherited else ""
+        output.line(
+            f"{output.style.name(m.symbol.name)}  {kind_name(m.symbol.kind)}{inside}{inherited}  "
+            f"{where}  {output.style.dim(m.symbol.usr)}"
+        )
+        if m.hint:
+            output.line(f"    {output.style.dim(m.hint)}")
+    if answer.resolved_note:
+        output.note(f"note: {answer.resolved_note}")
     print_freshness(output, answer.freshness)
     return EXIT_OK
 
@@ -231,8 +234,7 @@ def _sites(answer: SitesAnswer, output: Output, what: str, preposition: str, mor
                     site.occurrence.path,
                     site.occurrence.line,
                     site.occurrence.column,
-                    f"{output.style.name(site.symbol.name)}  "
-                    f"{output.style.dim(', '.join(role_names(site.occurrence.roles)))}",
+                    f"{output.style.name(site.symbol.name)}  {output.style.dim(site.role_text())}",
                 )
                 for site in answer.sites
             ),
@@ -251,11 +253,11 @@ def _sites(answer: SitesAnswer, output: Output, what: str, preposition: str, mor
 
 
 def references(answer: SitesAnswer, output: Output, ctx: Context) -> int:
-    return _sites(answer, output, "reference", "to", "; raise --max-results (at most 500)")
+    return _sites(answer, output, "reference", "to", "; raise --max-results (at most 500), or --all")
 
 
 def overrides(answer: SitesAnswer, output: Output, ctx: Context) -> int:
-    return _sites(answer, output, "override", "of", "")
+    return _sites(answer, output, "override", "of", "; --all lists every one")
 
 
 def definition(answer: DefinitionAnswer, output: Output, ctx: Context) -> int:
@@ -280,10 +282,6 @@ def conformances(answer: ConformancesAnswer, output: Output, ctx: Context) -> in
         )
         output.line()
 
-        def how(via_extension: bool, via_protocol: str | None) -> str:
-            text = "in an extension" if via_extension else "in its declaration"
-            return text + (f", through {via_protocol}" if via_protocol else "")
-
         grouped(
             output,
             (
@@ -292,7 +290,7 @@ def conformances(answer: ConformancesAnswer, output: Output, ctx: Context) -> in
                     c.anchor.line,
                     c.anchor.column,
                     f"{output.style.name(c.type_symbol.name)}  {kind_name(c.type_symbol.kind)}  "
-                    f"{output.style.dim(how(c.via_extension, c.via_protocol))}",
+                    f"{output.style.dim(c.how())}",
                 )
                 for c in answer.conformances
             ),

@@ -63,11 +63,10 @@ class LocationArgs(ToolArgs):
 
     project_path: Text | None = Field(
         None,
-        description="Absolute path of a Swift package folder, its Package.swift, an .xcodeproj or an "
-        ".xcworkspace.",
+        description="Absolute: a package folder, Package.swift, .xcodeproj or .xcworkspace.",
     )
     index_store_path: Text | None = Field(
-        None, description="Absolute path of an index store (the folder that holds v5/)."
+        None, description="Absolute: an index store (the folder holding v5/)."
     )
 
     @model_validator(mode="after")

@@ -5,14 +5,17 @@ inheritance clause carries a `baseOf` relation to the conforming type, or to the
 when the conformance is declared in one. So marker protocols, conformers that rely only on
 default implementations, and conformances in extensions are all found (the original
 walked requirement witnesses and missed those). A conformance declared in an extension is
-anchored at the extension's header; a refining protocol's conformers are included too.
+anchored at the extension's header; a refining protocol's conformers are included too, and
+so are the subclasses of a conforming class (they conform by inheritance: `inheritedFrom`
+names the class that declares the conformance; anchored at the subclass's declaration).
+Lists are paged (`offset`, `nextOffset`) in one order: path, line, column.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, kind_name
@@ -23,6 +26,7 @@ from xcindex.tools.shapes import ConformanceJson, ConformancesJson
 
 EXTENSION_KIND = 9
 PROTOCOL_KIND = 8
+CLASS_KIND = 7
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class Conformance:
     via_extension: bool
     via_protocol: str | None
     """Set when the type conforms through a protocol that refines the one asked about."""
+    inherited_from: str | None = None
+    """Set for a subclass of a conforming class: the class that declares the conformance."""
 
     def to_json(self) -> ConformanceJson:
         return {
@@ -40,7 +46,16 @@ class Conformance:
             "conformingTypeKind": kind_name(self.type_symbol.kind),
             "viaExtension": self.via_extension,
             "viaProtocol": self.via_protocol,
+            "inheritedFrom": self.inherited_from,
         }
+
+    def how(self) -> str:
+        text = "in an extension" if self.via_extension else "in its declaration"
+        if self.inherited_from:
+            text = f"inherited from {self.inherited_from}"
+        if self.via_protocol:
+            text += f", through {self.via_protocol}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -48,25 +63,35 @@ class ConformancesAnswer:
     usr: str
     protocol: SymbolRow | None
     conformances: tuple[Conformance, ...]
+    """Every conformance, in order; a page shows `conformances[offset:]` (as many as fit)."""
     freshness: Freshness
+    offset: int = 0
 
     def named_paths(self) -> set[str]:
-        return {c.anchor.path for c in self.conformances}
+        return {c.anchor.path for c in self.conformances[self.offset :]}
 
     def shown(self, budget: int | None = None) -> tuple[Conformance, ...]:
-        """The conformances that fit a response budget (all of them without one)."""
+        """The conformances of this page that fit a response budget (all without one)."""
+        page = self.conformances[self.offset :]
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
-        count = fitting(self.conformances, lambda c: item_cost(c.to_json()), lists_budget)
-        return self.conformances[:count]
+        return page[: fitting(page, lambda c: item_cost(c.to_json()), lists_budget)]
+
+    def next_offset(self, budget: int | None = None) -> int | None:
+        end = self.offset + len(self.shown(budget))
+        return end if end < len(self.conformances) else None
 
     def to_json(self, budget: int | None = None) -> ConformancesJson:
         shown = self.shown(budget)
-        return {
+        next_offset = self.next_offset(budget)
+        answer: ConformancesJson = {
+            **self.freshness.to_json(budget),  # type: ignore[typeddict-item]  # optional keys set below
             "results": [c.to_json() for c in shown],
             "totalCount": len(self.conformances),
-            "truncated": len(shown) < len(self.conformances),
-            **self.freshness.to_json(budget),
+            "truncated": next_offset is not None,
         }
+        if next_offset is not None:
+            answer["nextOffset"] = next_offset
+        return answer
 
 
 def _extended_type(db: Database, extension_id: int) -> tuple[SymbolRow, OccurrenceRow] | None:
@@ -92,7 +117,29 @@ def direct_conformances(db: Database, protocol: SymbolRow) -> list[tuple[SymbolR
     return results
 
 
-def find_conformances(db: Database, usr: str, *, max_depth: int = 16) -> ConformancesAnswer:
+def _subclasses(
+    db: Database, class_symbol: SymbolRow, max_depth: int
+) -> list[tuple[SymbolRow, OccurrenceRow]]:
+    """Every subclass of a class (transitively), anchored at its declaration."""
+    found: list[tuple[SymbolRow, OccurrenceRow]] = []
+    seen = {class_symbol.id}
+    frontier = [class_symbol]
+    for _ in range(max_depth):
+        next_frontier: list[SymbolRow] = []
+        for current in frontier:
+            for subclass, anchor, via_extension in direct_conformances(db, current):
+                if via_extension or subclass.kind != CLASS_KIND or subclass.id in seen:
+                    continue
+                seen.add(subclass.id)
+                found.append((subclass, anchor))
+                next_frontier.append(subclass)
+        if not next_frontier:
+            break
+        frontier = next_frontier
+    return found
+
+
+def find_conformances(db: Database, usr: str, *, max_depth: int = 16, offset: int = 0) -> ConformancesAnswer:
     protocol = db.symbol_by_usr(usr)
     found: dict[tuple[int, str, int, int], Conformance] = {}
     if protocol is not None:
@@ -112,9 +159,24 @@ def find_conformances(db: Database, usr: str, *, max_depth: int = 16) -> Conform
             if not next_frontier:
                 break
             frontier = next_frontier
+        declared = {c.type_symbol.id for c in found.values()}
+        for conformer in sorted(
+            {c.type_symbol.id: c for c in found.values() if c.type_symbol.kind == CLASS_KIND}.values(),
+            key=lambda c: c.type_symbol.usr,
+        ):
+            for subclass, anchor in _subclasses(db, conformer.type_symbol, max_depth):
+                if subclass.id in declared:
+                    continue  # it declares the conformance itself (or got it from a nearer class)
+                declared.add(subclass.id)
+                key = (subclass.id, anchor.path, anchor.line, anchor.column)
+                found.setdefault(
+                    key,
+                    Conformance(subclass, anchor, False, conformer.via_protocol, conformer.type_symbol.name),
+                )
     ordered = sorted(found.values(), key=lambda c: (c.anchor.path, c.anchor.line, c.anchor.column))
-    freshness = freshness_for(db, (c.anchor for c in ordered), empty=not ordered)
-    return ConformancesAnswer(usr, protocol, tuple(ordered), freshness)
+    page = ordered[offset:]
+    freshness = freshness_for(db, (c.anchor for c in page), empty=not ordered)
+    return ConformancesAnswer(usr, protocol, tuple(ordered), freshness, offset)
 
 
 def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -> str:
@@ -127,17 +189,15 @@ def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -
         shown = answer.shown(budget)
         lines = [f"{len(answer.conformances)} type(s) conform to {name}:"]
         for c in shown:
-            how = "in an extension" if c.via_extension else "in its declaration"
-            if c.via_protocol:
-                how += f", through {c.via_protocol}"
             lines.append(
-                f"- {c.type_symbol.name} ({how}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
+                f"- {c.type_symbol.name} ({c.how()}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
             )
-        if len(shown) < len(answer.conformances):
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
             lines.append(
-                f"(showing {len(shown)} of {len(answer.conformances)}, by path, to stay within the response "
-                f"budget; list them all in a shell: xcindex conformances {answer.usr} "
-                "--project <projectPath> --json)"
+                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.conformances)}, by path, to stay "
+                f"within the response budget; ask again with offset {next_offset} for the next page, or "
+                f"list them all in a shell: xcindex conformances {answer.usr} --project <projectPath> --json)"
             )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
@@ -147,7 +207,8 @@ class FindConformancesArgs(LocationArgs):
     tool = "find_conformances"
 
     usr: Text = Field(description="The protocol's usr, from find_symbol.")
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
 
 
 def query_find_conformances(db: Database, args: FindConformancesArgs) -> ConformancesAnswer:
-    return find_conformances(db, args.usr)
+    return find_conformances(db, args.usr, offset=args.offset)

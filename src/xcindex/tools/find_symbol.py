@@ -1,117 +1,141 @@
-"""find_symbol: candidate symbols for a name, each with its USR and definition site."""
+"""find_symbol: candidate symbols for a name, each with its USR and definition site.
+
+The name is resolved by `tools/resolve.py` (the rules are in docs/tools.md, "Resolving
+names"); this module shapes the answer: ranked candidates, the one a tool that needs one
+symbol would take (`resolvedUsr`), and pages (`offset`, `nextOffset`) under the budget.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Role, is_generated_name, kind_name
+from xcindex.indexstore.database import Database
+from xcindex.indexstore.model import kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
-from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, split_qualified, symbol_json
-from xcindex.tools.shapes import FindSymbolJson, SymbolJson
+from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.resolve import Candidate, Resolution, resolve
+from xcindex.tools.shapes import FindSymbolJson
 
-EXTENSION_KIND = 9
+SymbolMatch = Candidate
+"""A candidate of find_symbol (the embedding API's name for it)."""
 
 
-@dataclass(frozen=True)
-class SymbolMatch:
-    symbol: SymbolRow
-    definition: OccurrenceRow
-
-    def to_json(self) -> SymbolJson:
-        return symbol_json(self.symbol, self.definition)
+DEFAULT_MAX_CANDIDATES = 25
+"""A page of candidates: ranking puts the meant symbol first, and a common name (`init`)
+has hundreds; the rest are a `nextOffset` away."""
+MAX_CANDIDATES = 500
 
 
 @dataclass(frozen=True)
 class FindSymbolAnswer:
     query: str
-    matches: tuple[SymbolMatch, ...]
-    matched_by: str  # "exact" | "base_name" | "none"
+    matches: tuple[Candidate, ...]
+    """Every candidate, ranked; a page shows `matches[offset:]` (as many as fit)."""
+    matched_by: str  # "exact" | "base_name" | "partial_labels" | "none"
     freshness: Freshness
+    offset: int = 0
+    max_results: int | None = None
+    """Candidates per page (None: as many as fit the budget)."""
+    resolved: Candidate | None = None
+    """The one symbol a tool that needs one takes (None when the name is ambiguous)."""
+    resolved_note: str | None = None
 
     def named_paths(self) -> set[str]:
-        return {m.definition.path for m in self.matches}
+        return {m.definition.path for m in self.matches if m.definition is not None}
 
-    def shown(self, budget: int | None = None) -> tuple[SymbolMatch, ...]:
-        """The candidates that fit a response budget (all of them without one)."""
+    def shown(self, budget: int | None = None) -> tuple[Candidate, ...]:
+        """The candidates of this page that fit a response budget (all of them without one)."""
+        end = None if self.max_results is None else self.offset + self.max_results
+        page = self.matches[self.offset : end]
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
-        return self.matches[: fitting(self.matches, lambda m: item_cost(m.to_json()), lists_budget)]
+        return page[: fitting(page, lambda m: item_cost(m.to_json()), lists_budget)]
+
+    def next_offset(self, budget: int | None = None) -> int | None:
+        end = self.offset + len(self.shown(budget))
+        return end if end < len(self.matches) else None
 
     def to_json(self, budget: int | None = None) -> FindSymbolJson:
         shown = self.shown(budget)
-        return {
+        next_offset = self.next_offset(budget)
+        answer: FindSymbolJson = {
+            **self.freshness.to_json(budget),  # type: ignore[typeddict-item]  # optional keys set below
             "results": [m.to_json() for m in shown],
             "matchedBy": self.matched_by,
+            "resolvedUsr": self.resolved.symbol.usr if self.resolved else None,
             "totalCount": len(self.matches),
-            "truncated": len(shown) < len(self.matches),
-            **self.freshness.to_json(budget),
+            "truncated": next_offset is not None,
         }
+        if self.resolved_note:
+            answer["resolvedNote"] = self.resolved_note
+        if next_offset is not None:
+            answer["nextOffset"] = next_offset
+        return answer
 
 
-def parent_name(db: Database, occurrence: OccurrenceRow) -> str | None:
-    """The name of the type (or extended type) a definition is a member of."""
-    for roles, symbol_id in db.relations_of([occurrence.id]).get(occurrence.id, []):
-        if roles & Role.REL_CHILDOF:
-            parent = db.symbols_by_ids([symbol_id]).get(symbol_id)
-            if parent is not None:
-                return parent.name
-    return None
+def answer_for(
+    resolution: Resolution, db: Database, query: str, offset: int = 0, max_results: int | None = None
+) -> FindSymbolAnswer:
+    matches = resolution.candidates
+    defined = [m.definition for m in matches[offset:] if m.definition is not None]
+    freshness = freshness_for(db, defined, empty=not matches)
+    resolved, note = resolution.single
+    return FindSymbolAnswer(
+        query, matches, resolution.matched_by, freshness, offset, max_results, resolved, note
+    )
 
 
-def resolve_symbols(db: Database, symbol_name: str) -> tuple[list[SymbolMatch], str]:
-    """Exact name first; a bare method name also finds its labelled forms; `Type.member`
-    keeps only members of that type. System symbols (no definition here), extensions and
-    macro-generated helpers are dropped."""
-    parent, member = split_qualified(symbol_name)
-    matched_by = "exact"
-    candidates = db.symbols_by_name(member)
-    if not candidates and "(" not in member:
-        candidates = db.symbols_by_base_name(member)
-        matched_by = "base_name"
-    matches: dict[str, SymbolMatch] = {}
-    for symbol in candidates:
-        if symbol.kind == EXTENSION_KIND or is_generated_name(symbol.name):
-            # An extension is named after the type it extends; the type itself answers.
-            continue
-        definition = canonical_occurrence(db.occurrences_of(symbol.id))
-        if definition is None:
-            continue
-        if parent is not None and parent_name(db, definition) != parent:
-            continue
-        matches.setdefault(symbol.usr, SymbolMatch(symbol, definition))
-    ordered = [matches[usr] for usr in sorted(matches)]
-    return ordered, matched_by if ordered else "none"
+def find_symbol(
+    db: Database, symbol_name: str, *, offset: int = 0, max_results: int | None = None
+) -> FindSymbolAnswer:
+    return answer_for(resolve(db, symbol_name), db, symbol_name, offset, max_results)
 
 
-def find_symbol(db: Database, symbol_name: str) -> FindSymbolAnswer:
-    matches, matched_by = resolve_symbols(db, symbol_name)
-    freshness = freshness_for(db, (m.definition for m in matches), empty=not matches)
-    return FindSymbolAnswer(symbol_name, tuple(matches), matched_by, freshness)
+def describe(match: Candidate) -> str:
+    """One line for a person or a model: name, kind, where it is declared, and how it matched."""
+    where = (
+        f"at {match.definition.path}:{match.definition.line}"
+        if match.definition is not None
+        else f"in {match.module or 'the SDK'} (no source here)"
+    )
+    inside = f" in {match.container_name}" if match.container else ""
+    how = ""
+    if match.inherited:
+        how += f" (inherited from {match.container_name})"
+    if match.matched_by == "partial_labels":
+        how += " (labels matched in part)"
+    line = f"{match.symbol.name} [{kind_name(match.symbol.kind)}]{inside} usr={match.symbol.usr} {where}{how}"
+    if match.signature:
+        line += f"\n    {match.signature}"
+    if match.hint:
+        line += f"\n    hint: {match.hint}"
+    return line
 
 
 def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> str:
     if not answer.matches:
         lines = [
-            f"No symbol named '{answer.query}' is defined in this index ({answer.freshness.completeness})."
+            f"No symbol named '{answer.query}' is defined or used in this index "
+            f"({answer.freshness.completeness})."
         ]
         if "(" not in answer.query:
             lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
     else:
         shown = answer.shown(budget)
-        how = " (matched by base name)" if answer.matched_by == "base_name" else ""
-        lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}:"]
-        for match in shown:
+        how = {"base_name": " (matched by base name)", "partial_labels": " (labels matched in part)"}.get(
+            answer.matched_by, ""
+        )
+        lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}, best first:"]
+        lines.extend(f"- {describe(match)}" for match in shown)
+        if answer.resolved_note:
+            lines.append(f"Note: {answer.resolved_note}.")
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
             lines.append(
-                f"- {match.symbol.name} [{kind_name(match.symbol.kind)}] usr={match.symbol.usr}"
-                f" at {match.definition.path}:{match.definition.line}"
-            )
-        if len(shown) < len(answer.matches):
-            lines.append(
-                f"(showing {len(shown)} of {len(answer.matches)} to stay within the response budget; "
-                "narrow the name with labels or Type.member(label:), or list them all in a shell: "
+                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.matches)}; ask again with offset {next_offset} for the next ones, narrow the "
+                "name with labels or Type.member(label:), or list them all in a shell: "
                 f"xcindex symbol '{answer.query}' --project <projectPath> --json)"
             )
     lines.extend(answer.freshness.notes(budget))
@@ -122,9 +146,13 @@ class FindSymbolArgs(LocationArgs):
     tool = "find_symbol"
 
     symbol_name: Text = Field(
-        description="fetchUser(id:), a bare fetchUser (every labelled form), or UserService.fetchUser(id:)."
+        description="fetchUser(id:), a bare fetchUser, UserService.fetchUser(id:), Module.Type, @Wrapper."
     )
+    max_results: StrictInt = Field(
+        DEFAULT_MAX_CANDIDATES, ge=1, le=MAX_CANDIDATES, description="Candidates per page, best first."
+    )
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
 
 
 def query_find_symbol(db: Database, args: FindSymbolArgs) -> FindSymbolAnswer:
-    return find_symbol(db, args.symbol_name)
+    return find_symbol(db, args.symbol_name, offset=args.offset, max_results=args.max_results)

@@ -690,4 +690,4 @@ class PlanRenameArgs(LocationArgs):
     max_ranges: StrictInt = Field(
         DEFAULT_MAX_RANGES, ge=1, le=MAX_RANGES, description="How many ranges to list at most."
     )
-    offset: StrictInt = Field(0, ge=0, description="Ranges to skip: the previous answer's nextOffset.")
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")

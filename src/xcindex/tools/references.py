@@ -3,7 +3,15 @@
 Occurrences come from live units only (a unit superseded by a newer one for the same
 file, or whose file is gone, answers nothing). Implicit occurrences (compiler-synthesised
 uses with no text at that position, and macro expansions) are left out: every reported
-site is a place where the name is written in the source.
+site is a place where the name is written in the source. One exception, because a reader
+counts it as a call: a property-wrapper attribute (`@Wrapper(...) var x`) calls the
+wrapper's initialiser, which the index records as an implicit call at the attribute's type
+name; such a call is reported (with the role `implicit`) when the wrapper type is written at
+that very position. A macro's duplicate (the implicit copy of a use inside `#expect(...)`,
+recorded at the macro's `#`) has no type name written there and stays out.
+
+Lists are paged: `offset` skips that many sites of the one order (path, line, column), and
+`nextOffset` says where the next page starts while more remain.
 """
 
 from __future__ import annotations
@@ -14,15 +22,16 @@ from dataclasses import dataclass, replace
 from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Role, is_generated_name, role_names
+from xcindex.indexstore.model import Role, is_generated_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
-from xcindex.tools.find_symbol import resolve_symbols
+from xcindex.tools.resolve import EXTENSION_KIND, resolve
 from xcindex.tools.shapes import DefinitionJson, OccurrenceJson, SitesJson
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS = 500
+CONSTRUCTOR_KIND = 22
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,13 @@ class Site:
     occurrence: OccurrenceRow
 
     def to_json(self) -> OccurrenceJson:
-        return occurrence_json(self.symbol, self.occurrence)
+        item = occurrence_json(self.symbol, self.occurrence)
+        if self.occurrence.roles & Role.IMPLICIT:
+            item["roles"] = [*item["roles"], "implicit"]
+        return item
+
+    def role_text(self) -> str:
+        return ", ".join(self.to_json()["roles"])
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -40,7 +55,8 @@ class Site:
 
 @dataclass(frozen=True)
 class SitesAnswer:
-    """A list of sites with its cap: `total` counts every site, `sites` at most `limit`."""
+    """A page of sites: `total` counts every site, `sites` holds at most `limit` of them
+    from `offset` on; `truncated` when more follow this page."""
 
     query: str
     symbols: tuple[SymbolRow, ...]
@@ -48,6 +64,10 @@ class SitesAnswer:
     total: int
     truncated: bool
     freshness: Freshness
+    offset: int = 0
+    note: str | None = None
+    """How a name was resolved when that took a decision (for example, a requirement
+    and its default implementation)."""
 
     def named_paths(self) -> set[str]:
         return {site.occurrence.path for site in self.sites}
@@ -57,15 +77,26 @@ class SitesAnswer:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
         return self.sites[: fitting(self.sites, lambda site: item_cost(site.to_json()), lists_budget)]
 
+    def next_offset(self, budget: int | None = None) -> int | None:
+        """Where the next page starts, while sites remain after what this answer shows."""
+        end = self.offset + len(self.shown(budget))
+        return end if end < self.total else None
+
     def to_json(self, budget: int | None = None) -> SitesJson:
         shown = self.shown(budget)
-        return {
+        next_offset = self.next_offset(budget)
+        answer: SitesJson = {
+            **self.freshness.to_json(budget),  # type: ignore[typeddict-item]  # optional keys set below
             "results": [site.to_json() for site in shown],
             "totalCount": self.total,
-            "truncated": self.truncated or len(shown) < len(self.sites),
+            "truncated": next_offset is not None,
             "symbols": [{"usr": s.usr, "name": s.name} for s in self.symbols[:MAX_RESULTS]],
-            **self.freshness.to_json(budget),
         }
+        if next_offset is not None:
+            answer["nextOffset"] = next_offset
+        if self.note:
+            answer["note"] = self.note
+        return answer
 
 
 @dataclass(frozen=True)
@@ -82,8 +113,36 @@ class DefinitionAnswer:
 
 
 def source_occurrences(db: Database, symbol: SymbolRow) -> list[OccurrenceRow]:
-    """Occurrences written in the source: no implicit ones, none inside macro expansions."""
-    return [occ for occ in db.occurrences_of(symbol.id) if not occ.roles & Role.IMPLICIT]
+    """Occurrences written in the source: no implicit ones, none inside macro expansions,
+    except an initialiser's implicit calls where its type's name is written (a
+    property-wrapper attribute; see the module docstring)."""
+    occurrences = db.occurrences_of(symbol.id)
+    written = [occ for occ in occurrences if not occ.roles & Role.IMPLICIT]
+    if symbol.kind != CONSTRUCTOR_KIND:
+        return written
+    implicit_calls = [occ for occ in occurrences if occ.roles & Role.IMPLICIT and occ.roles & Role.CALL]
+    if not implicit_calls:
+        return written
+    type_spots: set[tuple[str, int, int]] = set()
+    for type_id in _constructed_types(db, symbol.id):
+        type_spots |= {
+            (occ.path, occ.line, occ.column)
+            for occ in db.occurrences_of(type_id)
+            if not occ.roles & Role.IMPLICIT
+        }
+    return written + [occ for occ in implicit_calls if (occ.path, occ.line, occ.column) in type_spots]
+
+
+def _constructed_types(db: Database, constructor_id: int) -> set[int]:
+    """The type an initialiser belongs to (through an extension, the extended type)."""
+    parents = db.related_symbol_ids([constructor_id], Role.REL_CHILDOF).get(constructor_id, set())
+    types: set[int] = set()
+    for parent_id, parent in db.symbols_by_ids(parents).items():
+        if parent.kind == EXTENSION_KIND:
+            types |= db.related_by([parent_id], Role.REL_EXTENDEDBY).get(parent_id, set())
+        else:
+            types.add(parent_id)
+    return types
 
 
 def dedupe_and_sort(sites: Iterable[Site]) -> list[Site]:
@@ -100,18 +159,42 @@ def dedupe_and_sort(sites: Iterable[Site]) -> list[Site]:
     return [by_key[key] for key in sorted(by_key)]
 
 
-def capped(query: str, db: Database, symbols: list[SymbolRow], sites: list[Site], limit: int) -> SitesAnswer:
-    shown = sites[:limit]
+def capped(
+    query: str,
+    db: Database,
+    symbols: list[SymbolRow],
+    sites: list[Site],
+    limit: int,
+    offset: int = 0,
+    note: str | None = None,
+) -> SitesAnswer:
+    """The page of `limit` sites from `offset` on (the same order on every page)."""
+    shown = sites[offset : offset + limit]
     freshness = freshness_for(db, (s.occurrence for s in shown), empty=not sites)
-    return SitesAnswer(query, tuple(symbols), tuple(shown), len(sites), len(sites) > limit, freshness)
+    return SitesAnswer(
+        query, tuple(symbols), tuple(shown), len(sites), offset + limit < len(sites), freshness, offset, note
+    )
 
 
-def symbols_for(db: Database, symbol_name: str | None, usr: str | None) -> list[SymbolRow]:
+def symbols_for(db: Database, symbol_name: str | None, usr: str | None) -> tuple[list[SymbolRow], str | None]:
+    """The symbols a query is about: one USR, or the best-ranked candidates of a name (all
+    those ranked as high as the first: overloads, a requirement and its default
+    implementations), with a note saying which when the name also names others."""
     if usr is not None:
         symbol = db.symbol_by_usr(usr)
-        return [symbol] if symbol is not None else []
+        return ([symbol] if symbol is not None else []), None
     assert symbol_name is not None
-    return [match.symbol for match in resolve_symbols(db, symbol_name)[0]]
+    candidates = resolve(db, symbol_name).candidates
+    if not candidates:
+        return [], None
+    chosen = [c for c in candidates if c.tier() == candidates[0].tier()]
+    note = None
+    if len(chosen) < len(candidates):
+        note = (
+            f"'{symbol_name}' also names {len(candidates) - len(chosen)} other symbol(s) ranked lower "
+            "(find_symbol lists them; ask by usr for one of them)"
+        )
+    return [c.symbol for c in chosen], note
 
 
 def find_references(
@@ -120,10 +203,11 @@ def find_references(
     symbol_name: str | None = None,
     usr: str | None = None,
     max_results: int = DEFAULT_MAX_RESULTS,
+    offset: int = 0,
 ) -> SitesAnswer:
-    symbols = symbols_for(db, symbol_name, usr)
+    symbols, note = symbols_for(db, symbol_name, usr)
     sites = dedupe_and_sort(Site(symbol, occ) for symbol in symbols for occ in source_occurrences(db, symbol))
-    return capped(usr or symbol_name or "", db, symbols, sites, max_results)
+    return capped(usr or symbol_name or "", db, symbols, sites, max_results, offset, note)
 
 
 def find_definition(db: Database, usr: str) -> DefinitionAnswer:
@@ -166,10 +250,10 @@ def overriding_sites(db: Database, base: SymbolRow, *, max_depth: int = 32) -> l
     return dedupe_and_sort(found.values())
 
 
-def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS) -> SitesAnswer:
+def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS, offset: int = 0) -> SitesAnswer:
     symbol = db.symbol_by_usr(usr)
     sites = overriding_sites(db, symbol) if symbol is not None else []
-    return capped(usr, db, [symbol] if symbol else [], sites, max_results)
+    return capped(usr, db, [symbol] if symbol else [], sites, max_results, offset)
 
 
 def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> str:
@@ -189,26 +273,33 @@ def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> s
                 current = site.occurrence.path
                 lines.append(current)
             occ = site.occurrence
-            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{', '.join(role_names(occ.roles))}]")
+            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{site.role_text()}]")
         overrides = what.startswith("override")
+        next_offset = answer.next_offset(budget)
+        first, last = answer.offset + 1, answer.offset + len(shown)
         if len(shown) < len(answer.sites):
             command = (
-                "xcindex overrides <usr> --project <projectPath> --json"
+                "xcindex overrides <usr> --project <projectPath> --all --json"
                 if overrides
-                else f"xcindex refs --usr <usr> --project <projectPath> --max-results {MAX_RESULTS} --json"
+                else "xcindex refs --usr <usr> --project <projectPath> --all --json"
             )
             lines.append(
                 f"(showing {len(shown)} of {answer.total}: that is what fits the response budget of "
-                f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Narrow the question (one usr rather than a "
-                f"name; blast_radius for files), or list them in a shell: {command})"
+                f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Ask again with offset {next_offset} for the "
+                "next page, narrow the question (one usr rather than a name; blast_radius for files), "
+                f"or list them all in a shell: {command})"
             )
-        elif answer.truncated and overrides:
-            lines.append(f"(showing the first {len(answer.sites)} of {answer.total}, by path)")
-        elif answer.truncated:
+        elif next_offset is not None and overrides:
             lines.append(
-                f"(showing {len(answer.sites)} of {answer.total}; ask again with a larger maxResults "
-                f"(at most {MAX_RESULTS}) to see the rest)"
+                f"(showing {first}-{last} of {answer.total}, by path; ask again with offset {next_offset})"
             )
+        elif next_offset is not None:
+            lines.append(
+                f"(showing {first}-{last} of {answer.total}; ask again with offset {next_offset} for the "
+                f"next page, or with a larger maxResults (at most {MAX_RESULTS}))"
+            )
+    if answer.note:
+        lines.append(f"Note: {answer.note}.")
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
 
@@ -233,6 +324,7 @@ class FindReferencesArgs(LocationArgs):
     max_results: StrictInt = Field(
         DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS, description="How many sites to list at most."
     )
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
 
     @model_validator(mode="after")
     def _one_subject(self) -> FindReferencesArgs:
@@ -252,9 +344,13 @@ class FindDefinitionArgs(UsrArgs):
 class FindOverridesArgs(UsrArgs):
     tool = "find_overrides"
 
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
+
 
 def query_find_references(db: Database, args: FindReferencesArgs) -> SitesAnswer:
-    return find_references(db, symbol_name=args.symbol_name, usr=args.usr, max_results=args.max_results)
+    return find_references(
+        db, symbol_name=args.symbol_name, usr=args.usr, max_results=args.max_results, offset=args.offset
+    )
 
 
 def query_find_definition(db: Database, args: FindDefinitionArgs) -> DefinitionAnswer:
@@ -262,4 +358,4 @@ def query_find_definition(db: Database, args: FindDefinitionArgs) -> DefinitionA
 
 
 def query_find_overrides(db: Database, args: FindOverridesArgs) -> SitesAnswer:
-    return find_overrides(db, args.usr)
+    return find_overrides(db, args.usr, offset=args.offset)

@@ -46,15 +46,29 @@ class SymbolJson(TypedDict):
     name: str
     kind: str
     language: str
-    definitionPath: str
-    definitionLine: int
+    definitionPath: str | None
+    """None for a symbol of the SDK the project uses (no source here)."""
+    definitionLine: int | None
+
+
+class CandidateJson(SymbolJson):
+    container: str | None
+    module: str | None
+    signature: str | None
+    matchedBy: str
+    inherited: NotRequired[bool]
+    inProject: NotRequired[bool]
+    hint: NotRequired[str]
 
 
 class FindSymbolJson(VerdictJson):
-    results: list[SymbolJson]
+    results: list[CandidateJson]
     matchedBy: str
+    resolvedUsr: str | None
+    resolvedNote: NotRequired[str]
     totalCount: int
     truncated: bool
+    nextOffset: NotRequired[int]
 
 
 class OccurrenceJson(TypedDict):
@@ -64,6 +78,7 @@ class OccurrenceJson(TypedDict):
     line: int
     column: int
     roles: list[str]
+    """Includes `implicit` for a property wrapper's initializer called at its attribute."""
 
 
 class SymbolRefJson(TypedDict):
@@ -76,6 +91,8 @@ class SitesJson(VerdictJson):
     totalCount: int
     truncated: bool
     symbols: list[SymbolRefJson]
+    nextOffset: NotRequired[int]
+    note: NotRequired[str]
 
 
 class DefinitionJson(VerdictJson):
@@ -87,12 +104,15 @@ class ConformanceJson(OccurrenceJson):
     conformingTypeKind: str
     viaExtension: bool
     viaProtocol: str | None
+    inheritedFrom: str | None
+    """Set for a subclass of a conforming class: the class that declares the conformance."""
 
 
 class ConformancesJson(VerdictJson):
     results: list[ConformanceJson]
     totalCount: int
     truncated: bool
+    nextOffset: NotRequired[int]
 
 
 class TestFilterJson(TypedDict):

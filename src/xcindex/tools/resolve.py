@@ -1,0 +1,635 @@
+"""The one resolver from a name an agent types to the symbols it means.
+
+Every tool that takes a name (`find_symbol`, `find_references` by name, the CLI's name
+arguments) goes through `resolve`. The rules, in docs/tools.md ("Resolving names"):
+
+- a query is a dotted path: qualifiers (modules, types, nested types; generic arguments
+  such as `Tree<Element>` are dropped), then a member spelled `name`, `name(labels:)`,
+  `name(...)`, `init(…)`, `subscript(…)` or an operator (`+`, `+(_:_:)`); `@Wrapper`
+  names the wrapper type;
+- the qualifiers must be the end of the candidate's whole path (module, then each
+  enclosing type; an extension counts as the type it extends), so `Outer.Inner.member`
+  checks `Outer` too, and `Module.Type` works; a member declared in a superclass, an
+  adopted protocol or a protocol extension of the named type matches as *inherited*;
+- a bare name finds exact names and every labelled form (`cancel` → `cancel()` and the
+  enum case `cancel`); labels given in part (`decode(of:)`) match in order, after exact ones;
+- candidates are symbols defined in the project, then symbols of the SDK that the project
+  uses; parameters and locals only when nothing else matches; extensions, accessors and
+  macro-generated helpers never.
+
+Order: project before SDK, direct before inherited, then types, functions and methods,
+properties, enum cases, then exact before base-name before partial labels, then a protocol
+requirement before its default implementations, then the most used, then path, line and
+USR: the same order every time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from xcindex.indexstore.database import PARAMETER_KIND, Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name, language_name
+from xcindex.tools.common import canonical_occurrence
+from xcindex.tools.shapes import CandidateJson
+
+MODULE_KIND = 1
+EXTENSION_KIND = 9
+PROTOCOL_KIND = 8
+CLASS_KIND = 7
+TYPE_KINDS = frozenset({5, 6, 7, 8, 11})  # enum, struct, class, protocol, typealias
+NOMINAL_KINDS = frozenset({5, 6, 7, 8})
+FUNCTION_KINDS = frozenset({12, 16, 17, 18, 22, 23})
+PROPERTY_KINDS = frozenset({13, 14, 19, 20, 21})
+ENUM_CASE_KIND = 15
+ACCESSOR_SUBKINDS = frozenset({3, 4, 1000, 1001, 1002, 1003, 1014, 1015, 1016, 1017, 1018})
+GENERIC_PARAM_SUBKIND = 1013
+SUBSCRIPT_SUBKIND = 1011
+
+_OPERATOR_CHARS = frozenset("+-*/=<>!&|^~%?.")
+_SIGNATURE_LIMIT = 160
+
+
+# --- the query ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    qualifiers: tuple[str, ...]
+    base: str
+    labels: tuple[str, ...] | None
+    """None for a bare name or `name(...)`; `()` for `name()`."""
+    types_only: bool = False
+
+    @property
+    def member(self) -> str:
+        if self.labels is None:
+            return self.base
+        return f"{self.base}({''.join(label + ':' for label in self.labels)})"
+
+
+def _strip_ticks(name: str) -> str:
+    return name.replace("`", "")
+
+
+def _labels(content: str) -> tuple[str, ...] | None:
+    """`id:name:` / `id: Int, name: String` / `_ payload: String` → labels; `...` → None."""
+    content = content.strip()
+    if content in ("...", "…"):
+        return None
+    if not content:
+        return ()
+    if "," in content:
+        labels = [part.split(":")[0].split() for part in content.split(",")]
+        return tuple(_strip_ticks(words[0]) if words else "_" for words in labels)
+    if ":" not in content:
+        return (_strip_ticks(content.split()[0]),)
+    parts = content.split(":")[:-1]
+    return tuple(_strip_ticks(part.split()[0]) if part.split() else "_" for part in parts)
+
+
+def _skip_balanced(text: str, start: int, opening: str, closing: str) -> int:
+    """The index just past the bracket that closes the one at `start` (len(text) if none)."""
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] == opening:
+            depth += 1
+        elif text[index] == closing:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
+def parse_query(text: str) -> Query:
+    """Split a typed name into qualifiers and member (see the module docstring)."""
+    raw = text.strip()
+    types_only = raw.startswith("@")
+    if types_only:
+        raw = raw[1:].split("(", 1)[0].strip()
+    components: list[str] = []
+    labels: tuple[str, ...] | None = None
+    index = 0
+    while index < len(raw):
+        if raw[index] in _OPERATOR_CHARS:
+            # An operator member: the rest is its name (dots and angle brackets included).
+            name, _, rest = raw[index:].partition("(")
+            components.append(name.strip())
+            labels = _labels(rest[:-1] if rest.endswith(")") else rest) if rest else None
+            break
+        end = index
+        while end < len(raw) and (raw[end].isalnum() or raw[end] in "_`$"):
+            end += 1
+        name = _strip_ticks(raw[index:end])
+        if end < len(raw) and raw[end] == "<":
+            end = _skip_balanced(raw, end, "<", ">")  # generic arguments: dropped
+        if end < len(raw) and raw[end] == "(":
+            close = _skip_balanced(raw, end, "(", ")")
+            labels = _labels(raw[end + 1 : close - 1])
+            components.append(name)
+            break
+        components.append(name)
+        if end < len(raw) and raw[end] == "?":
+            end += 1  # `Type?.member`: optional chaining as typed
+        if end >= len(raw):
+            break
+        if raw[end] != "." or end == index:
+            # Not a name we can take apart: look it up as written.
+            return Query(text, (), raw, None, types_only)
+        index = end + 1
+    if not components:
+        return Query(text, (), raw, None, types_only)
+    return Query(text, tuple(components[:-1]), components[-1], labels, types_only)
+
+
+def _name_labels(name: str) -> tuple[str, tuple[str, ...] | None]:
+    """`send(payload:retries:)` → ("send", ("payload", "retries")); `count` → ("count", None)."""
+    base, paren, rest = name.partition("(")
+    if not paren:
+        return name, None
+    return base, tuple(label for label in rest.rstrip(")").split(":") if label)
+
+
+def _labels_match(wanted: tuple[str, ...], have: tuple[str, ...], *, subscript: bool) -> bool:
+    """Whether `wanted` labels appear in order among `have` (a subscript's parameters are
+    unlabelled, so a name typed for one matches `_`)."""
+    position = 0
+    for label in wanted:
+        while position < len(have) and not (have[position] == label or (subscript and have[position] == "_")):
+            position += 1
+        if position == len(have):
+            return False
+        position += 1
+    return True
+
+
+# --- candidates ----------------------------------------------------------------------------
+
+
+EXACT, BASE_NAME, PARTIAL_LABELS = "exact", "base_name", "partial_labels"
+_MATCH_RANK = {EXACT: 0, BASE_NAME: 1, PARTIAL_LABELS: 2}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    symbol: SymbolRow
+    definition: OccurrenceRow | None
+    """None for an SDK symbol (no source here)."""
+    container: tuple[str, ...] = ()
+    """Enclosing types, outermost first (an extension counts as the type it extends)."""
+    container_kind: int | None = None
+    module: str = ""
+    signature: str = ""
+    matched_by: str = EXACT
+    inherited: bool = False
+    uses: int = 0
+    local: bool = False
+    overrides: frozenset[int] = field(default=frozenset())
+    """Symbol ids this one overrides or witnesses (a default implementation: its requirement)."""
+    in_extension: bool = False
+    hint: str | None = None
+
+    @property
+    def in_project(self) -> bool:
+        return self.definition is not None
+
+    @property
+    def container_name(self) -> str | None:
+        return ".".join(self.container) if self.container else None
+
+    def kind_rank(self) -> int:
+        kind = self.symbol.kind
+        if kind in TYPE_KINDS and self.symbol.subkind != GENERIC_PARAM_SUBKIND:
+            return 0
+        if kind in FUNCTION_KINDS or self.symbol.subkind == SUBSCRIPT_SUBKIND:
+            return 1
+        if kind in PROPERTY_KINDS:
+            return 2
+        if kind == ENUM_CASE_KIND:
+            return 3
+        return 4
+
+    def tier(self) -> tuple[int, int, int, int]:
+        """What ranks candidates before their use count: equal tiers are equally meant."""
+        return (
+            0 if self.in_project else 1,
+            1 if self.inherited else 0,
+            self.kind_rank(),
+            _MATCH_RANK[self.matched_by],
+        )
+
+    @property
+    def is_requirement(self) -> bool:
+        return self.container_kind == PROTOCOL_KIND and not self.in_extension
+
+    def sort_key(self) -> tuple[Any, ...]:
+        """Tier, then a protocol requirement before its namesakes (its default
+        implementations), then the most used, then where it is declared."""
+        occ = self.definition
+        return (
+            *self.tier(),
+            0 if self.is_requirement else 1,
+            -self.uses,
+            occ.path if occ else "",
+            occ.line if occ else 0,
+            self.symbol.usr,
+        )
+
+    def to_json(self) -> CandidateJson:
+        occ = self.definition
+        item: CandidateJson = {
+            "usr": self.symbol.usr,
+            "name": self.symbol.name,
+            "kind": kind_name(self.symbol.kind),
+            "language": language_name(self.symbol.language),
+            "definitionPath": occ.path if occ else None,
+            "definitionLine": occ.line if occ else None,
+            "container": self.container_name,
+            "module": self.module,
+            "signature": self.signature,
+            "matchedBy": self.matched_by,
+        }
+        if self.inherited:
+            item["inherited"] = True
+        if not self.in_project:
+            item["inProject"] = False
+        if self.hint:
+            item["hint"] = self.hint
+        return item
+
+
+@dataclass(frozen=True)
+class Resolution:
+    query: Query
+    candidates: tuple[Candidate, ...]
+
+    @property
+    def matched_by(self) -> str:
+        return self.candidates[0].matched_by if self.candidates else "none"
+
+    @cached_property
+    def single(self) -> tuple[Candidate | None, str | None]:
+        return pick_one(self.candidates)
+
+
+def pick_one(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str | None]:
+    """The one symbol a tool that needs one takes, and a note when that took a decision;
+    (None, None) when the name is ambiguous. A protocol requirement with its default
+    implementations resolves to the requirement; otherwise the first candidate when no
+    other is ranked as high (same tier)."""
+    if not candidates:
+        return None, None
+    if len(candidates) == 1:
+        return candidates[0], None
+    top = [c for c in candidates if c.tier()[:3] == candidates[0].tier()[:3]]
+    requirements = [c for c in top if c.container_kind == PROTOCOL_KIND and not c.in_extension]
+    if len(requirements) == 1:
+        requirement = requirements[0]
+        defaults = [c for c in top if c is not requirement]
+        if defaults and all(requirement.symbol.id in c.overrides for c in defaults):
+            usrs = ", ".join(c.symbol.usr for c in defaults)
+            return requirement, (
+                f"'{requirement.symbol.name}' names a protocol requirement and its default "
+                f"implementation(s) ({usrs}); taken: the requirement {requirement.symbol.usr}"
+            )
+    if len(top) == 1:
+        return top[0], None
+    return None, None
+
+
+# --- the resolver --------------------------------------------------------------------------
+
+
+def _module_of_usr(usr: str) -> str:
+    """The module a Swift USR names (`s:10Foundation6BundleC…` → Foundation; `s:S…` → Swift)."""
+    if usr.startswith("s:S"):
+        return "Swift"
+    match = re.match(r"s:(\d+)", usr)
+    if match:
+        length = int(match.group(1))
+        start = match.end()
+        return usr[start : start + length]
+    if usr.startswith("c:"):
+        return "ObjectiveC"
+    return ""
+
+
+_STANDARD_TYPES = {"SS": "String", "Sa": "Array", "SD": "Dictionary", "Sh": "Set", "Si": "Int", "Sd": "Double",
+                   "Sb": "Bool", "Sq": "Optional", "SQ": "Equatable", "SH": "Hashable", "Sl": "Collection",
+                   "ST": "Sequence", "SL": "Comparable", "Sf": "Float", "Su": "UInt"}  # fmt: skip
+
+
+def _sdk_container(usr: str) -> tuple[str, ...]:
+    """Best effort: the enclosing type names an SDK USR spells before the member."""
+    if not usr.startswith("s:"):
+        return ()
+    body = usr[2:]
+    names: list[str] = []
+    if body[:2] in _STANDARD_TYPES:
+        names.append(_STANDARD_TYPES[body[:2]])
+        body = body[2:]
+    elif body.startswith("So"):
+        body = body[2:]
+    else:
+        match = re.match(r"(\d+)", body)
+        if not match:
+            return ()
+        body = body[match.end() + int(match.group(1)) :]  # the module
+    while True:
+        match = re.match(r"(\d+)", body)
+        if not match:
+            break
+        start = match.end()
+        name = body[start : start + int(match.group(1))]
+        rest = body[start + len(name) :]
+        if not rest or rest[0] not in "CVOP":
+            break
+        names.append(name)
+        body = rest[1:]
+    return tuple(names)
+
+
+class _Facts:
+    """What the resolver learns about symbols during one resolution (batched, cached)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.symbols: dict[int, SymbolRow] = {}
+        self.definitions: dict[int, OccurrenceRow | None] = {}
+        self.parents: dict[int, int | None] = {}
+        self.extended: dict[int, int | None] = {}
+        self.overrides: dict[int, set[int]] = {}
+        self.lines: dict[str, list[str]] = {}
+        self._loaded_last: list[int] = []
+
+    def load(self, ids: Iterable[int]) -> None:
+        """Learn the given symbols and, level by level, every type enclosing them: a few
+        batched queries per level, whatever the number of candidates."""
+        wanted = {i for i in ids if i not in self.definitions}
+        while wanted:
+            self._load_level(sorted(wanted))
+            wanted = set()
+            for symbol_id in self._loaded_last:
+                owner = self.owner(symbol_id)[0]
+                if owner is not None and owner not in self.definitions:
+                    wanted.add(owner)
+
+    def _load_level(self, wanted: list[int]) -> None:
+        self._loaded_last = wanted
+        self.symbols.update(self.db.symbols_by_ids(wanted))
+        declarations = self.db.declarations_of(wanted)
+        parents = self.db.related_symbol_ids(wanted, Role.REL_CHILDOF)
+        overrides = self.db.related_symbol_ids(wanted, Role.REL_OVERRIDEOF)
+        new_parents: set[int] = set()
+        for symbol_id in wanted:
+            written = [o for o in declarations.get(symbol_id, []) if not o.roles & Role.IMPLICIT]
+            self.definitions[symbol_id] = canonical_occurrence(written or declarations.get(symbol_id, []))
+            parent = min(parents[symbol_id]) if symbol_id in parents else None
+            self.parents[symbol_id] = parent
+            self.overrides[symbol_id] = overrides.get(symbol_id, set())
+            if parent is not None:
+                new_parents.add(parent)
+        self.symbols.update(self.db.symbols_by_ids(p for p in new_parents if p not in self.symbols))
+        new_extensions = sorted(
+            p for p in new_parents if p not in self.extended and self.symbols[p].kind == EXTENSION_KIND
+        )
+        if new_extensions:
+            extended = self.db.related_by(new_extensions, Role.REL_EXTENDEDBY)
+            for extension_id in new_extensions:
+                targets = extended.get(extension_id)
+                self.extended[extension_id] = min(targets) if targets else None
+
+    def owner(self, symbol_id: int) -> tuple[int | None, bool]:
+        """The type (or function) that declares the symbol, extensions seen through, and
+        whether the declaration is in an extension."""
+        parent = self.parents.get(symbol_id)
+        if parent is not None and self.symbols[parent].kind == EXTENSION_KIND:
+            return self.extended.get(parent), True
+        return parent, False
+
+    def path(self, symbol_id: int) -> tuple[tuple[str, ...], int | None, bool]:
+        """(enclosing names outermost first, the innermost one's kind, in an extension)."""
+        names: list[str] = []
+        owner, in_extension = self.owner(symbol_id)
+        first_kind: int | None = None
+        current = owner
+        seen: set[int] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            self.load([current])
+            symbol = self.symbols.get(current)
+            if symbol is None:
+                break
+            if first_kind is None:
+                first_kind = symbol.kind
+            names.append(symbol.name)
+            current = self.owner(current)[0]
+        return tuple(reversed(names)), first_kind, in_extension
+
+    def signature(self, occ: OccurrenceRow | None) -> str:
+        """The declaration's text from its source line (up to its body)."""
+        if occ is None:
+            return ""
+        if occ.path not in self.lines:
+            try:
+                self.lines[occ.path] = (
+                    Path(occ.path).read_text(encoding="utf-8", errors="replace").splitlines()
+                )
+            except OSError:
+                self.lines[occ.path] = []
+        lines = self.lines[occ.path]
+        if not 0 < occ.line <= len(lines):
+            return ""
+        text = lines[occ.line - 1].strip()
+        for stop in (" {", "{"):
+            if stop in text and not text.startswith(stop):
+                text = text.split(stop, 1)[0].rstrip()
+                break
+        return text if len(text) <= _SIGNATURE_LIMIT else text[: _SIGNATURE_LIMIT - 1] + "…"
+
+
+def _is_local(symbol: SymbolRow) -> bool:
+    return (
+        symbol.kind == PARAMETER_KIND
+        or bool(symbol.properties & Property.LOCAL)
+        or symbol.subkind == GENERIC_PARAM_SUBKIND
+    )
+
+
+def _named(db: Database, query: Query) -> list[tuple[SymbolRow, str]]:
+    """Symbols whose name matches the member, and how."""
+    found: dict[int, tuple[SymbolRow, str]] = {}
+    if query.labels is None:
+        for symbol in db.symbols_by_name(query.base):
+            found[symbol.id] = (symbol, EXACT)
+    for symbol in db.symbols_by_base_name(query.base):
+        if symbol.id in found:
+            continue
+        _, have = _name_labels(symbol.name)
+        if query.labels is None:
+            found[symbol.id] = (symbol, BASE_NAME)
+        elif have == query.labels:
+            found[symbol.id] = (symbol, EXACT)
+        elif have is not None and _labels_match(query.labels, have, subscript=query.base == "subscript"):
+            found[symbol.id] = (symbol, PARTIAL_LABELS)
+    return list(found.values())
+
+
+def _ends_with(path: Sequence[str], qualifiers: Sequence[str]) -> bool:
+    return len(qualifiers) <= len(path) and tuple(path[len(path) - len(qualifiers) :]) == tuple(qualifiers)
+
+
+def _supertypes(db: Database, type_ids: Iterable[int], limit: int = 32) -> set[int]:
+    """Superclasses, adopted protocols (also through extensions) and refined protocols."""
+    found: set[int] = set()
+    frontier = set(type_ids)
+    for _ in range(limit):
+        if not frontier:
+            break
+        extensions = db.relating_symbol_ids(sorted(frontier), Role.REL_EXTENDEDBY)
+        holders = sorted(frontier | {e for ids in extensions.values() for e in ids})
+        direct = db.related_by(holders, Role.REL_BASEOF)
+        supers = {s for ids in direct.values() for s in ids} - found
+        found |= supers
+        frontier = supers
+    return found
+
+
+def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
+    """The candidates for a typed name, in the order documented in the module docstring."""
+    query = parse_query(text)
+    if not query.base:
+        return Resolution(query, ())
+    facts = _Facts(db)
+    named = [
+        (symbol, how)
+        for symbol, how in _named(db, query)
+        if symbol.kind not in (EXTENSION_KIND, MODULE_KIND)
+        and symbol.subkind not in ACCESSOR_SUBKINDS
+        and not is_generated_name(symbol.name)
+        and (not query.types_only or symbol.kind in NOMINAL_KINDS)
+    ]
+    facts.load(symbol.id for symbol, _ in named)
+    uses = db.written_use_counts([symbol.id for symbol, _ in named])
+    modules: set[str] | None = None
+
+    def project_modules() -> set[str]:
+        nonlocal modules
+        if modules is None:
+            modules = {module for _path, _mtime, module, _target, _test in db.live_files()}
+        return modules
+
+    owner_types: set[int] | None = None
+    candidates: list[Candidate] = []
+    for symbol, how in named:
+        definition = facts.definitions.get(symbol.id)
+        if definition is None and not uses.get(symbol.id):
+            continue  # neither defined nor used here (a dead unit, a generated file)
+        if definition is None and _module_of_usr(symbol.usr) in project_modules():
+            continue  # the project's own, its definition unreadable: not an SDK symbol
+        if definition is not None:
+            container, container_kind, in_extension = facts.path(symbol.id)
+            modules = {definition.module}
+            root = _root_type(facts, symbol.id)
+            root_definition = facts.definitions.get(root) if root is not None else None
+            if root_definition is not None:
+                modules.add(root_definition.module)
+        else:
+            container, container_kind, in_extension = _sdk_container(symbol.usr), None, False
+            modules = {_module_of_usr(symbol.usr)}
+        inherited = False
+        if query.qualifiers and not any(_ends_with((m, *container), query.qualifiers) for m in modules):
+            if not _inherit:
+                continue
+            if owner_types is None:
+                owner_types = _qualifier_supertypes(db, query)
+            owner, _ = facts.owner(symbol.id)
+            declared_in_super = (owner is not None and owner in owner_types) or (
+                definition is None and bool(container) and container[-1] in _names(db, owner_types)
+            )
+            if not declared_in_super:
+                continue
+            inherited = True
+        candidates.append(
+            Candidate(
+                symbol=symbol,
+                definition=definition,
+                container=container,
+                container_kind=container_kind,
+                module=min(modules) if definition is None else definition.module,
+                signature=facts.signature(definition),
+                matched_by=how,
+                inherited=inherited,
+                uses=uses.get(symbol.id, 0),
+                local=_is_local(symbol),
+                overrides=frozenset(facts.overrides.get(symbol.id, ())),
+                in_extension=in_extension,
+            )
+        )
+    direct_names = {c.symbol.name for c in candidates if not c.inherited}
+    candidates = [c for c in candidates if not (c.inherited and c.symbol.name in direct_names)]
+    if any(not c.local for c in candidates):
+        candidates = [c for c in candidates if not c.local]
+    by_usr: dict[str, Candidate] = {}
+    for candidate in sorted(candidates, key=Candidate.sort_key):
+        by_usr.setdefault(candidate.symbol.usr, candidate)
+    ordered = _with_hints(list(by_usr.values()))
+    return Resolution(query, tuple(ordered))
+
+
+def _root_type(facts: _Facts, symbol_id: int) -> int | None:
+    """The outermost type enclosing the symbol (its module is the type's module)."""
+    current, _ = facts.owner(symbol_id)
+    root = None
+    seen: set[int] = set()
+    while current is not None and current not in seen:
+        seen.add(current)
+        root = current
+        facts.load([current])
+        current, _ = facts.owner(current)
+    return root
+
+
+def _qualifier_supertypes(db: Database, query: Query) -> set[int]:
+    """The supertypes of the types the qualifiers name (for inherited members)."""
+    owners = resolve(db, ".".join(query.qualifiers), _inherit=False)
+    types = [c.symbol.id for c in owners.candidates if c.symbol.kind in NOMINAL_KINDS]
+    return _supertypes(db, types) if types else set()
+
+
+def _names(db: Database, ids: set[int]) -> set[str]:
+    return {symbol.name for symbol in db.symbols_by_ids(ids).values()}
+
+
+def _with_hints(candidates: list[Candidate]) -> list[Candidate]:
+    """A one-line hint where candidates are easy to confuse: overloads (same base name in
+    the same type) and a requirement next to its default implementations."""
+    by_id = {c.symbol.id: c for c in candidates}
+    groups: dict[tuple[tuple[str, ...], str], list[Candidate]] = {}
+    for c in candidates:
+        groups.setdefault((c.container, _name_labels(c.symbol.name)[0]), []).append(c)
+    result: list[Candidate] = []
+    for c in candidates:
+        hint: str | None = None
+        requirement = next((by_id[i] for i in sorted(c.overrides) if i in by_id), None)
+        if requirement is not None and requirement.container_kind == PROTOCOL_KIND and c.in_extension:
+            hint = f"default implementation of the requirement {requirement.symbol.usr}"
+        elif c.container_kind == PROTOCOL_KIND and not c.in_extension:
+            defaults = [d.symbol.usr for d in candidates if c.symbol.id in d.overrides and d.in_extension]
+            if defaults:
+                hint = "protocol requirement; default implementation(s): " + ", ".join(defaults)
+        if hint is None:
+            group = groups[(c.container, _name_labels(c.symbol.name)[0])]
+            if len(group) > 1 and c.definition is not None:
+                where = f" in {c.container_name}" if c.container else ""
+                hint = (
+                    f"one of {len(group)} overloads of {_name_labels(c.symbol.name)[0]}{where}; "
+                    f"this one is {c.symbol.name} (line {c.definition.line})"
+                )
+        result.append(c if hint is None else replace(c, hint=hint))
+    return result
