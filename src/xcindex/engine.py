@@ -24,6 +24,7 @@ from xcindex._log import get_logger
 from xcindex.actors.index import IndexActor, IndexHandle, IndexState, ProgressListener
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.workers import WorkerPool
+from xcindex.engine_graph import GraphTools
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.ingest import newest_write_ns
 from xcindex.indexstore.library import toolchain_roots
@@ -165,7 +166,7 @@ def _nothing(db: object) -> None:
     """A query that only makes the index actor take in what the store has."""
 
 
-class Engine:
+class Engine(GraphTools):
     """Use as `async with Engine() as engine:`; every tool is an async method."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:

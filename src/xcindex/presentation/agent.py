@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from xcindex.tools.blast_radius import render_blast_radius
+from xcindex.tools.call_hierarchy import render_call_hierarchy
+from xcindex.tools.change_impact import render_change_impact
 from xcindex.tools.conformances import render_conformances
 from xcindex.tools.find_symbol import render_find_symbol
 from xcindex.tools.plan_rename import render_plan
 from xcindex.tools.references import render_definition, render_sites
 from xcindex.tools.status import render_status
+from xcindex.tools.type_hierarchy import render_type_hierarchy
 from xcindex.tools.wait_for_fresh import render_wait_for_fresh
 
 
@@ -48,3 +51,15 @@ def wait_for_fresh(answer: Any, budget: int | None) -> str:
 def plan_rename(answer: Any, budget: int | None) -> str:
     """The plan's JSON, fenced and key-sorted: the contract fixes its shape."""
     return render_plan(answer)
+
+
+def call_hierarchy(answer: Any, budget: int | None) -> str:
+    return render_call_hierarchy(answer, budget)
+
+
+def type_hierarchy(answer: Any, budget: int | None) -> str:
+    return render_type_hierarchy(answer, budget)
+
+
+def change_impact(answer: Any, budget: int | None) -> str:
+    return render_change_impact(answer, budget)
