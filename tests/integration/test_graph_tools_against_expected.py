@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ def rel(path: str | None) -> str:
     return str(Path(path).relative_to(CANARY.resolve()))
 
 
-def node(ref: dict[str, Any]) -> str:
+def node(ref: Mapping[str, Any]) -> str:
     return f"{ref['name']}@{rel(ref['path'])}:{ref['line']}"
 
 
