@@ -77,7 +77,7 @@ class GraphTools:
         """The symbols a git diff changes, what uses them, and the tests that reach them."""
         answer: ChangeImpactAnswer = await self.call(
             ChangeImpactArgs.build(
-                base=base, files=files, project_path=project_path, index_store_path=index_store_path
+                base=base, files=files or [], project_path=project_path, index_store_path=index_store_path
             )
         )
         return answer
