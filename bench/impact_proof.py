@@ -205,7 +205,7 @@ def bench_mutations(k: int = 3) -> list[Mutation]:
             "body",
         ),
         Mutation(
-            "first of a call chain", base, "        total += 0 * 1\n", "        total -= 1000\n", "body"
+            "first of a call chain", base, f"        total += {k} * 1\n", "        total -= 1000\n", "body"
         ),
         Mutation(
             "default implementation", f"{core}/Service{k}.swift", f'"Service{k}("', f'"Svc{k}("', "body"
