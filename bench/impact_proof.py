@@ -44,6 +44,7 @@ class Mutation:
 @dataclass(frozen=True)
 class Outcome:
     mutation: Mutation
+    baseline: frozenset[str]
     failing: frozenset[str]
     covering: frozenset[str]
     filtered_failing: frozenset[str]
@@ -62,6 +63,7 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         return {
             "mutation": self.mutation.name,
+            "failingBefore": sorted(self.baseline),
             "kind": self.mutation.kind,
             "failing": sorted(self.failing),
             "covering": len(self.covering),
@@ -129,6 +131,9 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
     from xcindex.engine import Engine, EngineConfig
 
     outcomes: list[Outcome] = []
+    # Tests that fail before any mutation (the benchmark package has one) are not the
+    # mutation's doing: they are left out of every case's failing set.
+    baseline = failing_tests(await anyio.to_thread.run_sync(run_tests, root))
     async with Engine(EngineConfig(reconcile=False)) as engine:
         for mutation in mutations:
             target = root / mutation.path
@@ -152,9 +157,10 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
                 outcomes.append(
                     Outcome(
                         mutation,
-                        failing_tests(output),
+                        baseline,
+                        failing_tests(output) - baseline,
                         covering,
-                        filtered,
+                        filtered - baseline,
                         tuple(f"{c['name']}:{c['change']}" for c in payload["changedSymbols"]),
                         answer_ms,
                         payload["gitMs"],

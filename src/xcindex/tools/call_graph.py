@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.graph_queries import written_occurrences
 from xcindex.indexstore.model import Role, is_generated_name
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.find_symbol import resolve_symbols
@@ -26,6 +27,9 @@ _CALL = int(Role.CALL)
 _DYNAMIC = int(Role.DYNAMIC)
 _IMPLICIT = int(Role.IMPLICIT)
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
+_CALLED_BY, _CONTAINED_BY = int(Role.REL_CALLEDBY), int(Role.REL_CONTAINEDBY)
+_SUPER_CALLABLE = frozenset({16, 17, 22})
+"""instanceMethod, classMethod, constructor: the kinds `super.` can call."""
 MAX_OVERRIDE_DEPTH = 32
 
 
@@ -58,7 +62,7 @@ def symbol_for(db: Database, usr: str | None, symbol_name: str | None) -> Symbol
 
 
 def definition_of(db: Database, symbol_id: int) -> OccurrenceRow | None:
-    return canonical_occurrence(o for o in db.occurrences_of(symbol_id) if not o.roles & _IMPLICIT)
+    return canonical_occurrence(written_occurrences(db, [symbol_id]).get(symbol_id, []))
 
 
 def overridden_bases(db: Database, symbol_id: int) -> list[int]:
@@ -91,9 +95,9 @@ def _calls_of(db: Database, symbol_id: int) -> list[tuple[OccurrenceRow, int]]:
     found: list[tuple[OccurrenceRow, int]] = []
     for occ in calls:
         rels = relations.get(occ.id, [])
-        caller = next((sid for roles, sid in rels if roles & Role.REL_CALLEDBY), None)
+        caller = next((sid for roles, sid in rels if roles & _CALLED_BY), None)
         if caller is None:
-            caller = next((sid for roles, sid in rels if roles & Role.REL_CONTAINEDBY), None)
+            caller = next((sid for roles, sid in rels if roles & _CONTAINED_BY), None)
         if caller is not None:
             found.append((occ, caller))
     return found
@@ -103,25 +107,36 @@ def incoming_calls(db: Database, symbol: SymbolRow) -> list[CallSite]:
     """Calls that can run `symbol`: its own calls, and dynamic calls of what it overrides
     or witnesses (marked dynamic, resolved to the base they name)."""
     sites: list[CallSite] = []
+    super_callable = symbol.kind in _SUPER_CALLABLE
     for occ, caller in _calls_of(db, symbol.id):
-        dispatch = "super" if _is_super_call(occ) else "dynamic" if occ.roles & _DYNAMIC else "static"
-        sites.append(CallSite(occ, caller, symbol.id, dispatch))
+        sites.append(CallSite(occ, caller, symbol.id, _dispatch(occ, super_callable)))
     for base in overridden_bases(db, symbol.id):
         for occ, caller in _calls_of(db, base):
-            if occ.roles & _DYNAMIC and not _is_super_call(occ):
+            if occ.roles & _DYNAMIC:
                 sites.append(CallSite(occ, caller, base, "dynamic"))
     return _unique(sites)
+
+
+def _dispatch(occ: OccurrenceRow, super_callable: bool) -> str:
+    """A dynamic call is never a super call; a static one of a method may be."""
+    if occ.roles & _DYNAMIC:
+        return "dynamic"
+    return "super" if super_callable and _is_super_call(occ) else "static"
 
 
 def outgoing_calls(db: Database, symbol: SymbolRow) -> list[CallSite]:
     """Explicit calls written in the symbol's body, resolved as the compiler resolved them."""
     sites: list[CallSite] = []
-    for relation in db.related_occurrences(symbol.id, Role.REL_CALLEDBY):
-        occ = relation.occurrence
-        if not occ.roles & _CALL or occ.roles & _IMPLICIT:
-            continue
-        dispatch = "super" if _is_super_call(occ) else "dynamic" if occ.roles & _DYNAMIC else "static"
-        sites.append(CallSite(occ, symbol.id, occ.symbol_id, dispatch))
+    calls = [
+        r.occurrence
+        for r in db.related_occurrences(symbol.id, Role.REL_CALLEDBY)
+        if r.occurrence.roles & _CALL and not r.occurrence.roles & _IMPLICIT
+    ]
+    callees = db.symbols_by_ids(occ.symbol_id for occ in calls)
+    for occ in calls:
+        callee = callees.get(occ.symbol_id)
+        super_callable = callee is not None and callee.kind in _SUPER_CALLABLE
+        sites.append(CallSite(occ, symbol.id, occ.symbol_id, _dispatch(occ, super_callable)))
     return _unique(sites)
 
 

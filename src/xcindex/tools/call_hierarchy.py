@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.graph_queries import written_occurrences
 from xcindex.indexstore.model import kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
@@ -28,7 +29,7 @@ from xcindex.tools.call_graph import (
     outgoing_calls,
     symbol_for,
 )
-from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for
 from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson, SymbolSiteJson
 
 MAX_DEPTH = 5
@@ -127,6 +128,14 @@ class _Walk:
         self.expanded: set[int] = set()
         self._sites: dict[int, SymbolSite] = {}
 
+    def prefetch(self, symbol_ids: set[int]) -> None:
+        """Symbols and definitions of a level's callers or callees, in two queries."""
+        wanted = symbol_ids - set(self._sites)
+        symbols = self.db.symbols_by_ids(wanted)
+        written = written_occurrences(self.db, wanted)
+        for symbol_id, symbol in symbols.items():
+            self._sites[symbol_id] = SymbolSite(symbol, canonical_occurrence(written.get(symbol_id, [])))
+
     def site(self, symbol_id: int) -> SymbolSite | None:
         if symbol_id not in self._sites:
             symbol = self.db.symbols_by_ids([symbol_id]).get(symbol_id)
@@ -143,7 +152,11 @@ class _Walk:
         by_other: dict[int, list[CallSite]] = {}
         for call in calls:
             by_other.setdefault(call.caller_id if self.incoming else call.callee_id, []).append(call)
-        for other_id, sites in sorted(by_other.items(), key=lambda item: _order(item[1])):
+        ordered = sorted(by_other.items(), key=lambda item: _order(item[1]))[
+            : MAX_CALLS - len(self.groups) + 1
+        ]
+        self.prefetch({other for other, _ in ordered} | {s.callee_id for _, sites in ordered for s in sites})
+        for other_id, sites in ordered:
             other = self.site(other_id)
             if other is None or not is_listed(other.symbol):
                 continue

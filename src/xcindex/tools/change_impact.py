@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow, is_generated_source
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.blast_radius import COMMAND_PATTERN_LIMIT, TestTarget, tests_in_files
@@ -207,16 +207,22 @@ def read_diff(root: str, base: str, files: Sequence[str]) -> tuple[list[FileDiff
     diffs = [
         d
         for d in parse_diff(_git(root, "diff", "--no-color", "--no-ext-diff", "-U0", "-M", base, *scope))
-        if (d.new_path or d.old_path or "").endswith(".swift")
+        if _is_source(root, d.new_path or d.old_path or "")
     ]
     for path in _git(root, "ls-files", "--others", "--exclude-standard", *scope).splitlines():
-        if path.endswith(".swift"):
+        if _is_source(root, path):
             diffs.append(FileDiff(None, path, []))
     old_texts: dict[str, str] = {}
     for d in diffs:
         if d.old_path is not None:
             old_texts[d.old_path] = _git(root, "show", f"{base}:{d.old_path}")
     return diffs, old_texts
+
+
+def _is_source(root: str, relative: str) -> bool:
+    """A Swift source of the project: not one the build wrote (`.build/`, DerivedData), which
+    an unignored build folder would otherwise show as added."""
+    return relative.endswith(".swift") and not is_generated_source("/" + relative)
 
 
 # --- hunks → declarations → symbols --------------------------------------------------------
