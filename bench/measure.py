@@ -148,6 +148,10 @@ def tool_calls(subjects: list[Subject], blast_files: list[str], *, with_rename: 
             calls.append(ToolCall("find_overrides", {"usr": subject.usr}))
         if "protocol" in subject.kind and "requirement" not in subject.kind:
             calls.append(ToolCall("find_conformances", {"usr": subject.usr}))
+        if "method" in subject.kind or "requirement" in subject.kind or "function" in subject.kind:
+            calls.append(ToolCall("call_hierarchy", {"usr": subject.usr}))
+        if subject.kind in ("class", "protocol", "marker protocol", "generic struct"):
+            calls.append(ToolCall("type_hierarchy", {"usr": subject.usr, "direction": "subtypes"}))
         if with_rename and subject.kind != "hub function":
             calls.append(ToolCall("plan_rename", {"usr": subject.usr, "newName": RENAME_TARGET}))
     calls += [ToolCall("blast_radius", {"filePath": path}) for path in blast_files]
@@ -171,6 +175,10 @@ async def call_engine(engine: Engine, root: Path, call: ToolCall, *, reconcile: 
             return await engine.find_conformances(args["usr"], project_path=where)
         case "blast_radius":
             return await engine.blast_radius(args["filePath"], project_path=where)
+        case "call_hierarchy":
+            return await engine.call_hierarchy(args["usr"], project_path=where)
+        case "type_hierarchy":
+            return await engine.type_hierarchy(args["usr"], direction=args["direction"], project_path=where)
         case "status":
             return await engine.status(project_path=where)
         case "plan_rename":

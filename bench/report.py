@@ -27,6 +27,8 @@ TOOL_ORDER = (
     "find_overrides",
     "find_conformances",
     "blast_radius",
+    "call_hierarchy",
+    "type_hierarchy",
     "status",
     "plan_rename (index only)",
     "plan_rename (reconciled)",

@@ -104,6 +104,12 @@ def canary_copy(tmp_path: Path) -> Path:
     return copy_package(CANARY, tmp_path / "SwiftCanary")
 
 
+def canary_source_count(root: Path = CANARY) -> int:
+    """The fixture's Swift sources (one live unit each): counted, not written down, so that
+    a case added to the fixture does not change what these tests mean."""
+    return sum(1 for folder in ("Sources", "Tests") for _ in (root / folder).rglob("*.swift"))
+
+
 def load_expected(name: str) -> Any:
     return json.loads((EXPECTED / name).read_text(encoding="utf-8"))
 

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
     from xcindex.tools.blast_radius import BlastRadiusArgs as BlastRadiusArgs
     from xcindex.tools.blast_radius import TestTarget as TestTarget
+    from xcindex.tools.call_hierarchy import CallHierarchyAnswer as CallHierarchyAnswer
+    from xcindex.tools.call_hierarchy import CallHierarchyArgs as CallHierarchyArgs
+    from xcindex.tools.change_impact import ChangeImpactAnswer as ChangeImpactAnswer
+    from xcindex.tools.change_impact import ChangeImpactArgs as ChangeImpactArgs
     from xcindex.tools.common import AnswerWarning as AnswerWarning
     from xcindex.tools.common import Freshness as Freshness
     from xcindex.tools.conformances import Conformance as Conformance
@@ -49,6 +53,8 @@ if TYPE_CHECKING:
     from xcindex.tools.references import SitesAnswer as SitesAnswer
     from xcindex.tools.status import StatusAnswer as StatusAnswer
     from xcindex.tools.status import StatusArgs as StatusArgs
+    from xcindex.tools.type_hierarchy import TypeHierarchyAnswer as TypeHierarchyAnswer
+    from xcindex.tools.type_hierarchy import TypeHierarchyArgs as TypeHierarchyArgs
     from xcindex.tools.wait_for_fresh import FileFreshness as FileFreshness
     from xcindex.tools.wait_for_fresh import FileState as FileState
     from xcindex.tools.wait_for_fresh import FreshWaitAnswer as FreshWaitAnswer
@@ -96,6 +102,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "StatusArgs": ("xcindex.tools.status", "StatusArgs"),
     "WaitForFreshArgs": ("xcindex.tools.wait_for_fresh", "WaitForFreshArgs"),
     "PlanRenameArgs": ("xcindex.tools.plan_rename", "PlanRenameArgs"),
+    "CallHierarchyAnswer": ("xcindex.tools.call_hierarchy", "CallHierarchyAnswer"),
+    "CallHierarchyArgs": ("xcindex.tools.call_hierarchy", "CallHierarchyArgs"),
+    "TypeHierarchyAnswer": ("xcindex.tools.type_hierarchy", "TypeHierarchyAnswer"),
+    "TypeHierarchyArgs": ("xcindex.tools.type_hierarchy", "TypeHierarchyArgs"),
+    "ChangeImpactAnswer": ("xcindex.tools.change_impact", "ChangeImpactAnswer"),
+    "ChangeImpactArgs": ("xcindex.tools.change_impact", "ChangeImpactArgs"),
     "LocationArgs": ("xcindex.tools.arguments", "LocationArgs"),
     "ArgumentsError": ("xcindex.tools.arguments", "ArgumentsError"),
     "RenameRange": ("xcindex.tools.plan_rename", "RenameRange"),

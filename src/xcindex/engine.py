@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 
 from xcindex._log import get_logger
+from xcindex.engine_graph import GraphTools
 from xcindex.indexstore.database import cache_dir
 from xcindex.indexstore.library import toolchain_roots
 from xcindex.locate import Location
@@ -89,7 +90,7 @@ from xcindex.engine_core import (
 log = get_logger(__name__)
 
 
-class Engine(EngineCore):
+class Engine(GraphTools, EngineCore):
     """Use as `async with Engine() as engine:`; every tool is an async method."""
 
     # --- tools -------------------------------------------------------------------------

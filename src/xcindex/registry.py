@@ -16,10 +16,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from xcindex.presentation import agent, terminal
+from xcindex.presentation import agent, terminal, terminal_graph
 from xcindex.tools import shapes
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.blast_radius import BlastRadiusArgs, query_blast_radius
+from xcindex.tools.call_hierarchy import CallHierarchyArgs, query_call_hierarchy
+from xcindex.tools.change_impact import ChangeImpactArgs, query_change_impact
 from xcindex.tools.conformances import FindConformancesArgs, query_find_conformances
 from xcindex.tools.find_symbol import FindSymbolArgs, query_find_symbol
 from xcindex.tools.plan_rename import PlanRenameArgs
@@ -32,6 +34,7 @@ from xcindex.tools.references import (
     query_find_references,
 )
 from xcindex.tools.status import StatusArgs
+from xcindex.tools.type_hierarchy import TypeHierarchyArgs, query_type_hierarchy
 from xcindex.tools.wait_for_fresh import MAX_TIMEOUT_S, WaitForFreshArgs
 
 LOCATION_HELP = "Needs projectPath or indexStorePath."
@@ -226,6 +229,64 @@ TOOLS: tuple[ToolDecl, ...] = (
             "`swift test --filter` command that runs them.",
             positionals=("file_path",),
             path_fields=("file_path",),
+        ),
+    ),
+    ToolDecl(
+        name="call_hierarchy",
+        title="Who calls a function, or what it calls",
+        description="Callers (incoming) or callees (outgoing) of a function, grouped by calling function "
+        "with call sites. Incoming counts calls through a base method or protocol requirement (dispatch: "
+        "dynamic) and super calls; recursion is marked cycle. Use before changing what a function does. "
+        + LOCATION_HELP,
+        args=CallHierarchyArgs,
+        shape=shapes.CallHierarchyJson,
+        query=query_call_hierarchy,
+        text=agent.call_hierarchy,
+        show=terminal_graph.call_hierarchy,
+        cli=CliSpec(
+            "calls",
+            "who calls a function (or what it calls), a few levels deep",
+            "Callers grouped by calling function with their call sites, dynamic dispatch through base "
+            "methods and protocol requirements included (--direction outgoing: the calls in its body).",
+            symbol_field="usr",
+        ),
+    ),
+    ToolDecl(
+        name="type_hierarchy",
+        title="Supertypes or subtypes of a type",
+        description="Supertypes (superclasses, adopted and refined protocols) or subtypes (subclasses, "
+        "conformers, refining protocols) of a type, each at its inheritance clause, extensions marked. "
+        + LOCATION_HELP,
+        args=TypeHierarchyArgs,
+        shape=shapes.TypeHierarchyJson,
+        query=query_type_hierarchy,
+        text=agent.type_hierarchy,
+        show=terminal_graph.type_hierarchy,
+        cli=CliSpec(
+            "types",
+            "supertypes or subtypes of a type",
+            "Inheritance, conformances (in extensions too) and protocol refinement, from the index's "
+            "baseOf relations, with the clause where each is declared.",
+            symbol_field="usr",
+        ),
+    ),
+    ToolDecl(
+        name="change_impact",
+        title="What my change reaches",
+        description="After editing, before testing: the symbols the working tree's diff against a git "
+        "revision changes (body, signature, added, removed, moved), their references elsewhere, the files "
+        "reaching them, the covering tests and a `swift test --filter` command. " + LOCATION_HELP,
+        args=ChangeImpactArgs,
+        shape=shapes.ChangeImpactJson,
+        query=query_change_impact,
+        text=agent.change_impact,
+        show=terminal_graph.change_impact,
+        cli=CliSpec(
+            "impact",
+            "the symbols, references and tests a git diff reaches",
+            "Maps each changed hunk (against --base, default HEAD) to the declarations it changes, "
+            "and lists the references to them and the tests that reach them.",
+            path_fields=("files",),
         ),
     ),
     ToolDecl(

@@ -7,11 +7,14 @@ from typing import Any
 
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.budget import fitting, json_size
+from xcindex.tools.call_hierarchy import render_call_hierarchy
+from xcindex.tools.change_impact import render_change_impact
 from xcindex.tools.conformances import render_conformances
 from xcindex.tools.find_symbol import render_find_symbol
 from xcindex.tools.plan_rename import RenamePlan, render_plan, render_plan_compact
 from xcindex.tools.references import render_definition, render_sites
 from xcindex.tools.status import render_status
+from xcindex.tools.type_hierarchy import render_type_hierarchy
 from xcindex.tools.wait_for_fresh import render_wait_for_fresh
 
 COMPACT_HEADROOM_CHARS = 6_000
@@ -73,3 +76,15 @@ def plan_rename(answer: Any, budget: int | None) -> str:
     if budget is None or len(fenced) + json_size(plan.to_json()) <= budget:
         return fenced
     return render_plan_compact(plan, budget)
+
+
+def call_hierarchy(answer: Any, budget: int | None) -> str:
+    return render_call_hierarchy(answer, budget)
+
+
+def type_hierarchy(answer: Any, budget: int | None) -> str:
+    return render_type_hierarchy(answer, budget)
+
+
+def change_impact(answer: Any, budget: int | None) -> str:
+    return render_change_impact(answer, budget)

@@ -270,3 +270,103 @@ class RenamePlanJson(TypedDict):
     unprovenSiteCount: int
     textMentions: list[MentionJson]
     textMentionCount: int
+
+
+# --- call_hierarchy, type_hierarchy, change_impact -----------------------------------------
+
+DispatchText = Annotated[str, _one_of("static", "dynamic", "super")]
+ChangeText = Annotated[str, _one_of("body", "signature", "added", "removed", "moved")]
+
+
+class SymbolSiteJson(TypedDict):
+    """A symbol and its definition site (null where the index has none: the SDK, the
+    standard library)."""
+
+    usr: str
+    name: str
+    kind: str
+    path: str | None
+    line: int | None
+    column: int | None
+
+
+class CallSiteJson(TypedDict):
+    path: str
+    line: int
+    column: int
+    dispatch: DispatchText
+    resolvesTo: str
+    """The usr the call names: the callee itself, or (dynamic) a base it overrides or witnesses."""
+
+
+class CallJson(TypedDict):
+    level: int
+    caller: SymbolSiteJson
+    callee: SymbolSiteJson
+    sites: list[CallSiteJson]
+    cycle: bool
+
+
+class CallHierarchyJson(VerdictJson):
+    root: SymbolSiteJson | None
+    direction: str
+    depth: int
+    calls: list[CallJson]
+    callCount: int
+    externalCallCount: int
+    truncated: bool
+
+
+class TypeLinkJson(TypedDict):
+    level: int
+    subtype: SymbolSiteJson
+    supertype: SymbolSiteJson
+    path: str
+    line: int
+    column: int
+    viaExtension: bool
+    relation: Annotated[str, _one_of("inherits", "conforms", "refines")]
+
+
+class TypeHierarchyJson(VerdictJson):
+    root: SymbolSiteJson | None
+    direction: str
+    depth: int
+    links: list[TypeLinkJson]
+    linkCount: int
+    truncated: bool
+
+
+class ChangedSymbolJson(TypedDict):
+    usr: str | None
+    name: str
+    kind: str
+    path: str
+    line: int
+    change: ChangeText
+    matchedBy: Annotated[str, _one_of("definition", "name")]
+
+
+class CoveringTestJson(TypedDict):
+    usr: str
+    name: str
+    path: str
+    line: int
+    kind: str
+    filter: str
+
+
+class ChangeImpactJson(VerdictJson):
+    base: str
+    changedFiles: list[str]
+    changedSymbols: list[ChangedSymbolJson]
+    references: list[OccurrenceJson]
+    referenceCount: int
+    dependentFiles: list[str]
+    coveringTests: list[CoveringTestJson]
+    testFilters: list[TestFilterJson]
+    swiftTestCommand: str | None
+    rangesApproximate: bool
+    rangeMethod: str
+    gitMs: float
+    truncated: bool

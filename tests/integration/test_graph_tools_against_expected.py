@@ -1,0 +1,137 @@
+"""call_hierarchy and type_hierarchy against the fixture's hand-checked answers
+(expected/calls.json, expected/types.json): recall and precision 1.0."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CANARY, load_expected
+from tests.scoring import score
+from xcindex.engine import Engine
+from xcindex.warnings import XcindexError
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+
+def rel(path: str | None) -> str:
+    assert path is not None
+    return str(Path(path).relative_to(CANARY.resolve()))
+
+
+def node(ref: Mapping[str, Any]) -> str:
+    return f"{ref['name']}@{rel(ref['path'])}:{ref['line']}"
+
+
+async def one_usr(engine: Engine, store: str, name: str) -> str:
+    found = (await engine.find_symbol(name, index_store_path=store)).to_json()["results"]
+    assert len(found) == 1, (name, found)
+    return str(found[0]["usr"])
+
+
+async def test_call_hierarchy_matches_hand_checked_calls(canary_store: Path) -> None:
+    store = str(canary_store)
+    async with Engine() as engine:
+        for key, case in load_expected("calls.json").items():
+            if key.startswith("_"):
+                continue
+            answer = (
+                await engine.call_hierarchy(
+                    symbol_name=key, direction=case["direction"], depth=case["depth"], index_store_path=store
+                )
+            ).to_json()
+            want = set()
+            for call in case["calls"]:
+                through = await one_usr(engine, store, call["through"]) if call["through"] else None
+                want.add(
+                    (
+                        call["level"],
+                        call["caller"],
+                        call["callee"],
+                        call["site"],
+                        call["dispatch"],
+                        through,
+                        call["cycle"],
+                    )
+                )
+            got = set()
+            for group in answer["calls"]:
+                callee_usr = group["callee"]["usr"]
+                for site in group["sites"]:
+                    through = site["resolvesTo"] if site["resolvesTo"] != callee_usr else None
+                    got.add(
+                        (
+                            group["level"],
+                            node(group["caller"]),
+                            node(group["callee"]),
+                            f"{rel(site['path'])}:{site['line']}:{site['column']}",
+                            site["dispatch"],
+                            through,
+                            group["cycle"],
+                        )
+                    )
+            result = score(f"call_hierarchy {key} {case['direction']} depth {case['depth']}", want, got)
+            assert (result.recall, result.precision) == (1.0, 1.0), result
+            assert answer["completeness"] == "complete"
+            assert answer["truncated"] is False
+
+
+async def test_outgoing_calls_count_what_the_index_cannot_place(canary_store: Path) -> None:
+    async with Engine() as engine:
+        answer = (
+            await engine.call_hierarchy(
+                symbol_name="summary(_:)", direction="outgoing", index_store_path=str(canary_store)
+            )
+        ).to_json()
+    # String(_:) and two `+` are the standard library's: counted, not listed.
+    assert answer["externalCallCount"] == 3
+    assert {g["callee"]["name"] for g in answer["calls"]} == {"totalArea(_:)", "isEven(_:)"}
+
+
+async def test_type_hierarchy_matches_hand_checked_links(canary_store: Path) -> None:
+    store = str(canary_store)
+    async with Engine() as engine:
+        for key, case in load_expected("types.json").items():
+            if key.startswith("_"):
+                continue
+            answer = (
+                await engine.type_hierarchy(
+                    symbol_name=key, direction=case["direction"], depth=case["depth"], index_store_path=store
+                )
+            ).to_json()
+            want = {
+                (
+                    link["level"],
+                    link["subtype"],
+                    link["supertype"],
+                    link["site"],
+                    link["relation"],
+                    link["viaExtension"],
+                )
+                for link in case["links"]
+            }
+            got = {
+                (
+                    link["level"],
+                    link["subtype"]["name"],
+                    link["supertype"]["name"],
+                    f"{rel(link['path'])}:{link['line']}:{link['column']}",
+                    link["relation"],
+                    link["viaExtension"],
+                )
+                for link in answer["links"]
+            }
+            result = score(f"type_hierarchy {key} {case['direction']} depth {case['depth']}", want, got)
+            assert (result.recall, result.precision) == (1.0, 1.0), result
+
+
+async def test_an_ambiguous_name_is_an_error_that_lists_the_candidates(canary_store: Path) -> None:
+    async with Engine() as engine:
+        with pytest.raises(XcindexError, match=r"'area\(\)' names 5 symbols; give one of their usr"):
+            await engine.call_hierarchy(symbol_name="area()", index_store_path=str(canary_store))
+        missing = await engine.type_hierarchy(symbol_name="NoSuchType", index_store_path=str(canary_store))
+        assert missing.to_json()["root"] is None
+        assert missing.to_json()["links"] == []
