@@ -43,7 +43,7 @@ from xcindex.projects import (
     rebuild_advice,
     swift_files_newer_than,
 )
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.warnings import CodedError, ProjectKind, WarningCode
 
 DEPENDENCIES = (
     # (import name, distribution name)
@@ -251,11 +251,11 @@ class _Doctor:
         else:
             path = Path(project).expanduser().absolute()
             if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
-                chosen = Project(path, "xcode")
+                chosen = Project(path, ProjectKind.XCODE)
             elif path.name == "Package.swift" and path.is_file():
-                chosen = Project(path.parent, "swiftpm")
+                chosen = Project(path.parent, ProjectKind.SWIFTPM)
             elif (path / "Package.swift").is_file():
-                chosen = Project(path, "swiftpm")
+                chosen = Project(path, ProjectKind.SWIFTPM)
             elif path.is_dir() and (found := find_projects(path)):
                 picked = choose_project(path, found)
                 if picked is None:
@@ -268,7 +268,7 @@ class _Doctor:
                     "Pass --project a package folder, its Package.swift, or an .xcodeproj/.xcworkspace.",
                 )
                 return None
-        kind = "Swift package" if chosen.kind == "swiftpm" else "Xcode project"
+        kind = "Swift package" if chosen.kind is ProjectKind.SWIFTPM else "Xcode project"
         self.report.ok(f"{kind}: {chosen.path}")
         return chosen
 
@@ -288,7 +288,7 @@ class _Doctor:
         return newest is None or bool(swift_files_newer_than(project.root, newest))
 
     def build_index(self, project: Project) -> None:
-        if project.kind != "swiftpm":
+        if project.kind is not ProjectKind.SWIFTPM:
             self.report.info("Xcode projects are indexed by Xcode's own builds: build it in Xcode.")
             return
         if not self._needs_build(project):
@@ -315,7 +315,7 @@ class _Doctor:
         except LocateError as error:
             fix = (
                 f"Or let the doctor build it: xcindex doctor --project {shlex.quote(str(project.root))} --install"
-                if project.kind == "swiftpm"
+                if project.kind is ProjectKind.SWIFTPM
                 else None
             )
             self.report.fail(str(error), fix)
@@ -350,7 +350,7 @@ class _Doctor:
 
     def check_bridge(self, project: Project) -> None:
         self.report.section("Build-server bridge")
-        if project.kind == "swiftpm":
+        if project.kind is ProjectKind.SWIFTPM:
             self.report.ok("Swift package: sourcekit-lsp takes the build settings from SwiftPM directly.")
             return
         root = project.root

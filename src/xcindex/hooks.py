@@ -49,6 +49,7 @@ from xcindex.projects import (
     rebuild_advice,
     swift_files_newer_than,
 )
+from xcindex.warnings import ProjectKind
 
 __all__ = [
     "TOOL_INPUT_ENV",
@@ -99,7 +100,7 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
     try:
         location = locate(str(project.path), None)
     except LocateError as error:
-        if project.kind == "swiftpm":
+        if project.kind is ProjectKind.SWIFTPM:
             return (
                 f"[xcindex] No index found for {project.name}: build one with `{BUILD_COMMAND}` "
                 f"in {project.root} to enable the xcindex tools."

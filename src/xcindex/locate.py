@@ -15,7 +15,14 @@ from pathlib import Path
 
 from xcindex import toolchain
 from xcindex.indexstore.layout import is_store, units_mtime_ns
-from xcindex.warnings import MISSING_LOCATION, ArgumentError, CodedError, WarningCode, XcindexError
+from xcindex.warnings import (
+    MISSING_LOCATION,
+    ArgumentError,
+    CodedError,
+    ProjectKind,
+    WarningCode,
+    XcindexError,
+)
 
 DERIVED_DATA_ENV = toolchain.DERIVED_DATA_ENV
 
@@ -34,7 +41,7 @@ class Location:
     """The folder that contains `v5/`."""
     workspace_root: Path | None
     """Where sourcekit-lsp should be rooted, when known."""
-    project_kind: str  # "swiftpm" | "xcode" | "store"
+    project_kind: ProjectKind
     notes: tuple[tuple[WarningCode, str], ...] = field(default=())
 
 
@@ -82,7 +89,7 @@ def _locate(project_path: str | None, index_store_path: str | None) -> Location:
                 "folder that contains v5/ (for SwiftPM: .build/<triple>/debug/index/store)."
             )
         root = workspace_root_for_store(store)
-        return Location(store.resolve(), root, "store")
+        return Location(store.resolve(), root, ProjectKind.STORE)
     if project_path:
         project = _absolute(project_path, "projectPath")
         if project.suffix in (".xcodeproj", ".xcworkspace"):
@@ -137,7 +144,7 @@ def _locate_swiftpm(package: Path) -> Location:
         )
     # sourcekit-lsp's own store (index-build) is used only when it is the newer one.
     best = max(candidates, key=lambda store: (_store_mtime(store), "index-build" not in store.parts))
-    return Location(best.resolve(), package.resolve(), "swiftpm")
+    return Location(best.resolve(), package.resolve(), ProjectKind.SWIFTPM)
 
 
 def derived_data_base(project: Path | None = None) -> Path:
@@ -187,7 +194,7 @@ def _locate_xcode(project: Path) -> Location:
             f"DerivedData folder '{chosen}' exists but has no Index.noindex/DataStore — the project built but "
             "indexing was disabled. Enable it in Xcode: Settings → General → Indexing, then build again."
         )
-    return Location(store.resolve(), project.parent.resolve(), "xcode", notes)
+    return Location(store.resolve(), project.parent.resolve(), ProjectKind.XCODE, notes)
 
 
 def workspace_root_for_store(store: Path) -> Path | None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from xcindex.indexstore.layout import units_dir
+from xcindex.warnings import ProjectKind
 
 BUILD_COMMAND = "swift build --build-tests"
 PRUNED_DIRS = frozenset({".git", ".build", "Pods", "node_modules", "DerivedData"})
@@ -50,24 +51,24 @@ class Record:
 
 class Project(Record):
     """A project found on disk: `path` is the package folder, or the .xcodeproj/.xcworkspace;
-    `kind` is "swiftpm" or "xcode"."""
+    `kind` is a ProjectKind: swiftpm or xcode."""
 
     __slots__ = ("kind", "path")
     _fields = ("path", "kind")
     path: Path
-    kind: str
+    kind: ProjectKind
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: ProjectKind) -> None:
         super().__init__(path, kind)
 
     @property
     def root(self) -> Path:
         """The folder whose Swift sources the index covers."""
-        return self.path if self.kind == "swiftpm" else self.path.parent
+        return self.path if self.kind is ProjectKind.SWIFTPM else self.path.parent
 
     @property
     def name(self) -> str:
-        return self.path.stem if self.kind == "xcode" else self.path.name
+        return self.path.stem if self.kind is ProjectKind.XCODE else self.path.name
 
 
 def list_folder(folder: Path) -> list[os.DirEntry[str]]:
@@ -100,13 +101,13 @@ def find_projects(directory: Path, depth: int = PROJECT_SEARCH_DEPTH) -> list[Pr
                 except OSError:
                     continue
                 if entry.name == "Package.swift" and is_file:
-                    packages.append(Project(folder, "swiftpm"))
+                    packages.append(Project(folder, ProjectKind.SWIFTPM))
                 elif not is_dir:
                     continue
                 elif path.suffix == ".xcworkspace":
-                    workspaces.append(Project(path, "xcode"))
+                    workspaces.append(Project(path, ProjectKind.XCODE))
                 elif path.suffix == ".xcodeproj":
-                    xcodeprojs.append(Project(path, "xcode"))
+                    xcodeprojs.append(Project(path, ProjectKind.XCODE))
                 elif entry.name not in PRUNED_DIRS and not entry.name.startswith("."):
                     deeper.append(path)
         found += packages + workspaces + xcodeprojs
@@ -154,7 +155,7 @@ def format_time(mtime_ns: int) -> str:
 
 
 def rebuild_advice(project: Project) -> str:
-    if project.kind == "swiftpm":
+    if project.kind is ProjectKind.SWIFTPM:
         return f"`{BUILD_COMMAND}` in {project.root}"
     return "a build in Xcode (with indexing enabled)"
 

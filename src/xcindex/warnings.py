@@ -47,6 +47,23 @@ class WarningCode(StrEnum):
     STRING_KEYED_LOOKUP = "string_keyed_lookup"
 
 
+class ProjectKind(StrEnum):
+    """What a project path names (the index store itself, for a bare indexStorePath)."""
+
+    SWIFTPM = "swiftpm"
+    XCODE = "xcode"
+    STORE = "store"
+
+
+class MatchedBy(StrEnum):
+    """How find_symbol's candidates matched the name (docs/tools.md, "Resolving names")."""
+
+    EXACT = "exact"
+    BASE_NAME = "base_name"
+    PARTIAL_LABELS = "partial_labels"
+    NONE = "none"
+
+
 class Completeness(StrEnum):
     """How far an answer can be trusted, so that an empty list is never ambiguous."""
 

@@ -15,6 +15,7 @@ import pytest
 
 from xcindex import hooks, ledger
 from xcindex.projects import choose_project
+from xcindex.warnings import ProjectKind
 
 NOTE = "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
 
@@ -361,9 +362,9 @@ def test_find_projects_prefers_shallow_packages_then_workspaces_then_projects(tm
     make_package(tmp_path / "a" / "b" / "c" / "TooDeep")
     found = hooks.find_projects(tmp_path)
     assert found == [
-        hooks.Project(tmp_path / "App.xcworkspace", "xcode"),
-        hooks.Project(tmp_path / "App.xcodeproj", "xcode"),
-        hooks.Project(tmp_path / "Packages" / "Kit", "swiftpm"),
+        hooks.Project(tmp_path / "App.xcworkspace", ProjectKind.XCODE),
+        hooks.Project(tmp_path / "App.xcodeproj", ProjectKind.XCODE),
+        hooks.Project(tmp_path / "Packages" / "Kit", ProjectKind.SWIFTPM),
     ]
     assert [p.name for p in found] == ["App", "App", "Kit"]
     assert [p.root for p in found] == [tmp_path, tmp_path, tmp_path / "Packages" / "Kit"]
@@ -388,7 +389,7 @@ def test_one_project_folder_below_is_adopted(tmp_path: Path) -> None:
     (tmp_path / "ios" / "App.xcodeproj").mkdir(parents=True)
     make_package(tmp_path / "ios")
     found = hooks.find_projects(tmp_path)
-    assert choose_project(tmp_path, found) == hooks.Project(tmp_path / "ios", "swiftpm")
+    assert choose_project(tmp_path, found) == hooks.Project(tmp_path / "ios", ProjectKind.SWIFTPM)
 
 
 # -- main ----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch, render_find
 from xcindex.tools.references import Site, SitesAnswer, render_sites
 from xcindex.tools.status import StatusAnswer, render_status
 from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer, render_wait_for_fresh
-from xcindex.warnings import Completeness
+from xcindex.warnings import Completeness, MatchedBy
 
 BUDGET = RESPONSE_BUDGET_CHARS
 ROOT = "/Users/someone/Developer/a-company/a-very-large-application-monorepo/Packages/FeatureModules"
@@ -62,7 +62,7 @@ def assert_within_budget(text: str, structured: Mapping[str, Any]) -> None:
 
 def test_thousands_of_candidates_are_cut_with_a_count_and_a_way_to_the_rest() -> None:
     matches = tuple(SymbolMatch(symbol(i), occurrence(i, i)) for i in range(5000))
-    answer = FindSymbolAnswer("someMethod", matches, "base_name", stale_verdict(3000))
+    answer = FindSymbolAnswer("someMethod", matches, MatchedBy.BASE_NAME, stale_verdict(3000))
     text, structured = render_find_symbol(answer, BUDGET), answer.to_json(BUDGET)
     assert_within_budget(text, structured)
     assert structured["totalCount"] == 5000

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.warnings import CodedError, ProjectKind, WarningCode
 
 MAX_LEVELS_UP = 10
 
@@ -18,9 +17,8 @@ _XCODE_SUFFIXES = (".xcodeproj", ".xcworkspace")
 _BUILD_SETTINGS_FILES = ("compile_commands.json", "buildServer.json")
 
 
-class WorkspaceKind(StrEnum):
-    SWIFTPM = "swiftpm"
-    XCODE = "xcode"
+WorkspaceKind = ProjectKind
+"""A workspace root is a Swift package or an Xcode project (the vocabulary's ProjectKind)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from xcindex.indexstore.model import kind_name
-from xcindex.warnings import Completeness, RefusalReason
+from xcindex.warnings import Completeness, MatchedBy, RefusalReason
 
 if TYPE_CHECKING:
     from xcindex.tools.blast_radius import BlastRadiusAnswer
@@ -197,7 +197,7 @@ def find_symbol(answer: FindSymbolAnswer, output: Output, ctx: Context) -> int:
     """Ranked, best first, each with where it is declared (or its SDK module)."""
     if not answer.matches:
         return symbol_not_found(answer, output)
-    how = " (by base name)" if answer.matched_by == "base_name" else ""
+    how = " (by base name)" if answer.matched_by is MatchedBy.BASE_NAME else ""
     output.line(f"{plural(len(answer.matches), 'symbol')} named {answer.query}{how}, best first")
     output.line()
     for m in answer.matches:

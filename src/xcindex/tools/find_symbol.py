@@ -18,6 +18,7 @@ from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, freshness_for
 from xcindex.tools.resolve import Candidate, Resolution, resolve
 from xcindex.tools.shapes import FindSymbolJson
+from xcindex.warnings import MatchedBy
 
 SymbolMatch = Candidate
 """A candidate of find_symbol (the embedding API's name for it)."""
@@ -34,7 +35,7 @@ class FindSymbolAnswer:
     query: str
     matches: tuple[Candidate, ...]
     """Every candidate, ranked; a page shows `matches[offset:]` (as many as fit)."""
-    matched_by: str  # "exact" | "base_name" | "partial_labels" | "none"
+    matched_by: MatchedBy
     freshness: Freshness
     offset: int = 0
     max_results: int | None = None
@@ -104,7 +105,7 @@ def describe(match: Candidate) -> str:
     how = ""
     if match.inherited:
         how += f" (inherited from {match.container_name})"
-    if match.matched_by == "partial_labels":
+    if match.matched_by is MatchedBy.PARTIAL_LABELS:
         how += " (labels matched in part)"
     line = f"{match.symbol.name} [{kind_name(match.symbol.kind)}]{inside} usr={match.symbol.usr} {where}{how}"
     if match.signature:
@@ -124,9 +125,10 @@ def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> s
             lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
     else:
         shown = answer.shown(budget)
-        how = {"base_name": " (matched by base name)", "partial_labels": " (labels matched in part)"}.get(
-            answer.matched_by, ""
-        )
+        how = {
+            MatchedBy.BASE_NAME: " (matched by base name)",
+            MatchedBy.PARTIAL_LABELS: " (labels matched in part)",
+        }.get(answer.matched_by, "")
         lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}, best first:"]
         lines.extend(f"- {describe(match)}" for match in shown)
         if answer.resolved_note:

@@ -36,6 +36,7 @@ from xcindex.indexstore.database import PARAMETER_KIND, Database, OccurrenceRow,
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name, language_name
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.shapes import CandidateJson
+from xcindex.warnings import MatchedBy
 
 MODULE_KIND = 1
 EXTENSION_KIND = 9
@@ -171,7 +172,7 @@ def _labels_match(wanted: tuple[str, ...], have: tuple[str, ...], *, subscript: 
 # --- candidates ----------------------------------------------------------------------------
 
 
-EXACT, BASE_NAME, PARTIAL_LABELS = "exact", "base_name", "partial_labels"
+EXACT, BASE_NAME, PARTIAL_LABELS = MatchedBy.EXACT, MatchedBy.BASE_NAME, MatchedBy.PARTIAL_LABELS
 _MATCH_RANK = {EXACT: 0, BASE_NAME: 1, PARTIAL_LABELS: 2}
 
 
@@ -185,7 +186,7 @@ class Candidate:
     container_kind: int | None = None
     module: str = ""
     signature: str = ""
-    matched_by: str = EXACT
+    matched_by: MatchedBy = EXACT
     inherited: bool = False
     uses: int = 0
     local: bool = False
@@ -269,8 +270,8 @@ class Resolution:
     candidates: tuple[Candidate, ...]
 
     @property
-    def matched_by(self) -> str:
-        return self.candidates[0].matched_by if self.candidates else "none"
+    def matched_by(self) -> MatchedBy:
+        return self.candidates[0].matched_by if self.candidates else MatchedBy.NONE
 
     @cached_property
     def single(self) -> tuple[Candidate | None, str | None]:
@@ -461,9 +462,9 @@ def _is_local(symbol: SymbolRow) -> bool:
     )
 
 
-def _named(db: Database, query: Query) -> list[tuple[SymbolRow, str]]:
+def _named(db: Database, query: Query) -> list[tuple[SymbolRow, MatchedBy]]:
     """Symbols whose name matches the member, and how."""
-    found: dict[int, tuple[SymbolRow, str]] = {}
+    found: dict[int, tuple[SymbolRow, MatchedBy]] = {}
     if query.labels is None:
         for symbol in db.symbols_by_name(query.base):
             found[symbol.id] = (symbol, EXACT)
