@@ -176,7 +176,7 @@ async def _resolve_usr(
 ) -> str | FindSymbolAnswer:
     """A USR as given, or the USR of the one symbol a name resolves to (docs/tools.md,
     "Resolving names"); the (empty) find_symbol answer when the name finds nothing."""
-    from xcindex.tools.find_symbol import describe
+    from xcindex.presentation.text import describe
     from xcindex.tools.resolve import PROTOCOL_KIND, pick_one
 
     if _USR.match(symbol):

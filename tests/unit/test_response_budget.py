@@ -17,14 +17,21 @@ import pytest
 
 from xcindex.indexstore.database import OccurrenceRow, SymbolRow
 from xcindex.indexstore.state import IndexState
+from xcindex.presentation.text import (
+    render_conformances,
+    render_find_symbol,
+    render_sites,
+    render_status,
+    render_wait_for_fresh,
+)
 from xcindex.tools.blast_radius import BlastRadiusAnswer, TestTarget, render_blast_radius
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
 from xcindex.tools.common import Freshness
-from xcindex.tools.conformances import Conformance, ConformancesAnswer, render_conformances
-from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch, render_find_symbol
-from xcindex.tools.references import Site, SitesAnswer, render_sites
-from xcindex.tools.status import StatusAnswer, render_status
-from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer, render_wait_for_fresh
+from xcindex.tools.conformances import Conformance, ConformancesAnswer
+from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch
+from xcindex.tools.references import Site, SitesAnswer
+from xcindex.tools.status import StatusAnswer
+from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer
 from xcindex.warnings import Completeness, MatchedBy
 
 BUDGET = RESPONSE_BUDGET_CHARS

@@ -5,17 +5,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from xcindex.presentation.text import (
+    render_call_hierarchy,
+    render_change_impact,
+    render_conformances,
+    render_definition,
+    render_find_symbol,
+    render_sites,
+    render_status,
+    render_type_hierarchy,
+    render_wait_for_fresh,
+)
 from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.budget import fitting, json_size
-from xcindex.tools.call_hierarchy import render_call_hierarchy
-from xcindex.tools.change_impact import render_change_impact
-from xcindex.tools.conformances import render_conformances
-from xcindex.tools.find_symbol import render_find_symbol
 from xcindex.tools.plan_rename import RenamePlan, render_plan, render_plan_compact
-from xcindex.tools.references import render_definition, render_sites
-from xcindex.tools.status import render_status
-from xcindex.tools.type_hierarchy import render_type_hierarchy
-from xcindex.tools.wait_for_fresh import render_wait_for_fresh
 
 COMPACT_HEADROOM_CHARS = 6_000
 """What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""

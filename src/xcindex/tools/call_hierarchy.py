@@ -207,50 +207,6 @@ def call_hierarchy(
     )
 
 
-def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None) -> str:
-    if answer.root is None:
-        lines = [
-            f"No symbol {answer.query} in this index ({answer.freshness.completeness}): "
-            "use find_symbol to get its usr."
-        ]
-    else:
-        shown = answer.shown(budget)
-        incoming = answer.direction == "incoming"
-        what = "caller" if incoming else "callee"
-        lines = [
-            f"{len(answer.groups)} {what} group(s) of {answer.root.symbol.name} "
-            f"({answer.direction}, depth {answer.depth}):"
-        ]
-        for group in shown:
-            other = group.caller if incoming else group.callee
-            where = (
-                f"{other.definition.path}:{other.definition.line}" if other.definition else "(no definition)"
-            )
-            mark = "  [cycle: not expanded again]" if group.cycle else ""
-            lines.append(
-                f"{'  ' * group.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] {where}{mark}"
-            )
-            for site, resolves in group.sites:
-                occ = site.occurrence
-                how = site.dispatch
-                if resolves != group.callee.symbol.usr:
-                    how += f" through {resolves}"
-                lines.append(f"{'  ' * group.level}  at {occ.path}:{occ.line}:{occ.column} ({how})")
-        if answer.external_calls:
-            lines.append(
-                f"({answer.external_calls} call(s) of symbols defined outside this index, such as the "
-                "standard library, are not listed)"
-            )
-        if len(shown) < len(answer.groups) or answer.truncated:
-            lines.append(
-                f"(showing {len(shown)} of {len(answer.groups)} groups; lower depth, or list them all in a "
-                f"shell: xcindex calls {answer.root.symbol.usr} --direction {answer.direction} "
-                f"--depth {answer.depth} --project <projectPath> --json)"
-            )
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
-
-
 class CallHierarchyArgs(LocationArgs):
     tool = "call_hierarchy"
 

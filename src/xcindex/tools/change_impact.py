@@ -553,33 +553,6 @@ def _read(path: str) -> str | None:
         return None
 
 
-def render_change_impact(answer: ChangeImpactAnswer, budget: int | None = None) -> str:
-    if not answer.changed_files:
-        lines = [f"No Swift file differs from {answer.base}."]
-    else:
-        lines = [
-            f"{len(answer.changed_files)} changed Swift file(s) against {answer.base}; "
-            f"{len(answer.changed)} changed symbol(s):"
-        ]
-        for c in answer.changed:
-            usr = f" usr={c.usr}" if c.usr else " (not in the index: matched by name)"
-            lines.append(f"- {c.name} [{c.kind}] {c.change} at {c.path}:{c.line}{usr}")
-        shown = answer.shown_references(budget)
-        lines.append(f"{answer.reference_count} reference(s) to them outside the changed lines:")
-        lines.extend(f"  {occ.path}:{occ.line}:{occ.column} {s.name}" for s, occ in answer.references[:shown])
-        if shown < answer.reference_count:
-            lines.append(f"  (showing {shown}; xcindex impact --json lists them all)")
-        lines.append(f"{len(answer.dependent_files)} dependent file(s) (code that reaches the changes):")
-        lines.extend(f"  {p}" for p in answer.dependent_files)
-        lines.append(f"{len(answer.tests)} covering test(s):")
-        lines.extend(f"  {t.target.filter} at {t.path}:{t.line}" for t in answer.tests)
-        if answer.swift_test_command:
-            lines.append(f"Run them: {answer.swift_test_command}")
-        lines.append(f"(Declaration extents are approximate: {RANGE_METHOD}.)")
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
-
-
 class ChangeImpactArgs(LocationArgs):
     tool = "change_impact"
 

@@ -179,30 +179,6 @@ def find_conformances(db: Database, usr: str, *, max_depth: int = 16, offset: in
     return ConformancesAnswer(usr, protocol, tuple(ordered), freshness, offset)
 
 
-def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -> str:
-    name = answer.protocol.name if answer.protocol else answer.usr
-    if answer.protocol is None:
-        lines = [f"No protocol with USR {answer.usr} in this index: use find_symbol to get its usr."]
-    elif not answer.conformances:
-        lines = [f"No type conforms to {name} in this index ({answer.freshness.completeness})."]
-    else:
-        shown = answer.shown(budget)
-        lines = [f"{len(answer.conformances)} type(s) conform to {name}:"]
-        for c in shown:
-            lines.append(
-                f"- {c.type_symbol.name} ({c.how()}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
-            )
-        next_offset = answer.next_offset(budget)
-        if next_offset is not None:
-            lines.append(
-                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.conformances)}, by path, to stay "
-                f"within the response budget; ask again with offset {next_offset} for the next page, or "
-                f"list them all in a shell: xcindex conformances {answer.usr} --project <projectPath> --json)"
-            )
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
-
-
 class FindConformancesArgs(LocationArgs):
     tool = "find_conformances"
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pydantic import Field, StrictInt
 
 from xcindex.indexstore.database import Database
-from xcindex.indexstore.model import kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, freshness_for
@@ -92,56 +91,6 @@ def find_symbol(
     db: Database, symbol_name: str, *, offset: int = 0, max_results: int | None = None
 ) -> FindSymbolAnswer:
     return answer_for(resolve(db, symbol_name), db, symbol_name, offset, max_results)
-
-
-def describe(match: Candidate) -> str:
-    """One line for a person or a model: name, kind, where it is declared, and how it matched."""
-    where = (
-        f"at {match.definition.path}:{match.definition.line}"
-        if match.definition is not None
-        else f"in {match.module or 'the SDK'} (no source here)"
-    )
-    inside = f" in {match.container_name}" if match.container else ""
-    how = ""
-    if match.inherited:
-        how += f" (inherited from {match.container_name})"
-    if match.matched_by is MatchedBy.PARTIAL_LABELS:
-        how += " (labels matched in part)"
-    line = f"{match.symbol.name} [{kind_name(match.symbol.kind)}]{inside} usr={match.symbol.usr} {where}{how}"
-    if match.signature:
-        line += f"\n    {match.signature}"
-    if match.hint:
-        line += f"\n    hint: {match.hint}"
-    return line
-
-
-def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> str:
-    if not answer.matches:
-        lines = [
-            f"No symbol named '{answer.query}' is defined or used in this index "
-            f"({answer.freshness.completeness})."
-        ]
-        if "(" not in answer.query:
-            lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
-    else:
-        shown = answer.shown(budget)
-        how = {
-            MatchedBy.BASE_NAME: " (matched by base name)",
-            MatchedBy.PARTIAL_LABELS: " (labels matched in part)",
-        }.get(answer.matched_by, "")
-        lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}, best first:"]
-        lines.extend(f"- {describe(match)}" for match in shown)
-        if answer.resolved_note:
-            lines.append(f"Note: {answer.resolved_note}.")
-        next_offset = answer.next_offset(budget)
-        if next_offset is not None:
-            lines.append(
-                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.matches)}; ask again with offset {next_offset} for the next ones, narrow the "
-                "name with labels or Type.member(label:), or list them all in a shell: "
-                f"xcindex symbol '{answer.query}' --project <projectPath> --json)"
-            )
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
 
 
 class FindSymbolArgs(LocationArgs):

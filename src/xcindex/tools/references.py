@@ -24,7 +24,7 @@ from pydantic import Field, StrictInt, model_validator
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, is_generated_name
 from xcindex.tools.arguments import LocationArgs, Text
-from xcindex.tools.budget import LISTS_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, fitting, item_cost
+from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
 from xcindex.tools.resolve import EXTENSION_KIND, resolve
 from xcindex.tools.shapes import DefinitionJson, OccurrenceJson, SitesJson
@@ -254,64 +254,6 @@ def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS, of
     symbol = db.symbol_by_usr(usr)
     sites = overriding_sites(db, symbol) if symbol is not None else []
     return capped(usr, db, [symbol] if symbol else [], sites, max_results, offset)
-
-
-def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> str:
-    """Counts first, then one line per site grouped by file."""
-    if not answer.sites:
-        head = f"No {what} for '{answer.query}' ({answer.freshness.completeness})."
-        if not answer.symbols:
-            head += " No such symbol in this index: check the name (methods need labels) or use find_symbol."
-        lines = [head]
-    else:
-        shown = answer.shown(budget)
-        files = sorted({s.occurrence.path for s in shown})
-        lines = [f"{answer.total} {what} of '{answer.query}' in {len(files)} file(s):"]
-        current = ""
-        for site in shown:
-            if site.occurrence.path != current:
-                current = site.occurrence.path
-                lines.append(current)
-            occ = site.occurrence
-            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{site.role_text()}]")
-        overrides = what.startswith("override")
-        next_offset = answer.next_offset(budget)
-        first, last = answer.offset + 1, answer.offset + len(shown)
-        if len(shown) < len(answer.sites):
-            command = (
-                "xcindex overrides <usr> --project <projectPath> --all --json"
-                if overrides
-                else "xcindex refs --usr <usr> --project <projectPath> --all --json"
-            )
-            lines.append(
-                f"(showing {len(shown)} of {answer.total}: that is what fits the response budget of "
-                f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Ask again with offset {next_offset} for the "
-                "next page, narrow the question (one usr rather than a name; blast_radius for files), "
-                f"or list them all in a shell: {command})"
-            )
-        elif next_offset is not None and overrides:
-            lines.append(
-                f"(showing {first}-{last} of {answer.total}, by path; ask again with offset {next_offset})"
-            )
-        elif next_offset is not None:
-            lines.append(
-                f"(showing {first}-{last} of {answer.total}; ask again with offset {next_offset} for the "
-                f"next page, or with a larger maxResults (at most {MAX_RESULTS}))"
-            )
-    if answer.note:
-        lines.append(f"Note: {answer.note}.")
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
-
-
-def render_definition(answer: DefinitionAnswer, budget: int | None = None) -> str:
-    if answer.site is None:
-        lines = [f"No definition of {answer.usr} in this index ({answer.freshness.completeness})."]
-    else:
-        occ = answer.site.occurrence
-        lines = [f"{answer.site.symbol.name} is defined at {occ.path}:{occ.line}:{occ.column}"]
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
 
 
 class FindReferencesArgs(LocationArgs):

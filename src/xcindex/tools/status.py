@@ -161,33 +161,5 @@ def status_answer(state: IndexState, stale: list[str], *, index_mtime_ns: int, *
     )
 
 
-def render_status(answer: StatusAnswer, budget: int | None = None) -> str:
-    lines = [answer.summary()]
-    counts = answer.state.counts
-    if counts is not None:
-        lines.append(
-            f"{counts.live_units} live units, {counts.records} records, {counts.symbols} symbols, "
-            f"{counts.occurrences} occurrences."
-        )
-    if answer.stale_files:
-        limit = None if budget is None else TEXT_LISTED
-        line = "Stale: " + ", ".join(answer.stale_files[:limit])
-        if limit is not None and len(answer.stale_files) > limit:
-            line += (
-                f" … and {len(answer.stale_files) - limit} more (staleFiles names {MAX_LISTED}; a rebuild "
-                "refreshes them all; every one in a shell: xcindex status --project <projectPath>)"
-            )
-        lines.append(line)
-    for child in answer.lsp:
-        line = f"sourcekit-lsp for {child['root']}: {child['state']}"
-        if child["ready"]:
-            line += ", index ready"
-        if child["lastError"]:
-            line += f", last error {child['lastError']}"
-        lines.append(line + ".")
-    lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
-    return "\n".join(lines)
-
-
 class StatusArgs(LocationArgs):
     tool = "status"

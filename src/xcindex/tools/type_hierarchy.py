@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Role, kind_name
+from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.call_graph import definition_of, symbol_for
@@ -184,35 +184,6 @@ def type_hierarchy(
             break
     freshness = freshness_for(db, [link.anchor for link in links], empty=not links)
     return TypeHierarchyAnswer(query, root, direction, depth, tuple(links), truncated, freshness)
-
-
-def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None) -> str:
-    if answer.root is None:
-        lines = [
-            f"No symbol {answer.query} in this index ({answer.freshness.completeness}): "
-            "use find_symbol to get its usr."
-        ]
-    else:
-        shown = answer.shown(budget)
-        lines = [
-            f"{len(answer.links)} {answer.direction} link(s) of {answer.root.symbol.name} "
-            f"[{kind_name(answer.root.symbol.kind)}] (depth {answer.depth}):"
-        ]
-        for link in shown:
-            other = link.supertype if answer.direction == "supertypes" else link.subtype
-            how = link.relation + (" in an extension" if link.via_extension else "")
-            lines.append(
-                f"{'  ' * link.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] "
-                f"({link.subtype.symbol.name} {how} {link.supertype.symbol.name}) at "
-                f"{link.anchor.path}:{link.anchor.line}:{link.anchor.column}"
-            )
-        if len(shown) < len(answer.links) or answer.truncated:
-            lines.append(
-                f"(showing {len(shown)} of {len(answer.links)}; list them all in a shell: xcindex types "
-                f"{answer.root.symbol.usr} --direction {answer.direction} --project <projectPath> --json)"
-            )
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
 
 
 class TypeHierarchyArgs(LocationArgs):

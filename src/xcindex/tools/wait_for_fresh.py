@@ -157,30 +157,6 @@ async def wait_until_fresh(
         await anyio.sleep(min(poll_s, deadline - now))
 
 
-def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) -> str:
-    waited = f"{answer.waited_s:.1f} s"
-    counts: dict[FileState, int] = {}
-    for f in answer.files:
-        counts[f.state] = counts.get(f.state, 0) + 1
-    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-    if answer.fresh:
-        lines = [f"All {len(answer.files)} file(s) are fresh in the index (waited {waited})."]
-    elif answer.timed_out:
-        lines = [
-            f"Timed out after {waited}: {summary}. Is a build running? Rebuild "
-            "(swift build --build-tests, or build in Xcode) and wait again."
-        ]
-    else:
-        lines = [f"Settled after {waited}: {summary}."]
-    shown = answer.shown(budget)
-    lines.extend(
-        f"  {f.state}: {f.path}" + (" (edited this session)" if f.session_edited else "") for f in shown
-    )
-    if len(shown) < len(answer.files):
-        lines.append(f"(showing {len(shown)} of {len(answer.files)}, unsettled first; ask about fewer files)")
-    return "\n".join(lines)
-
-
 class WaitForFreshArgs(LocationArgs):
     tool = "wait_for_fresh"
 

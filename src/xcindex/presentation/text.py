@@ -1,0 +1,301 @@
+"""The text an agent reads beside each tool's structured content, within a response budget
+(None: everything). One renderer per tool; `agent.py` maps the registry's tools to them."""
+
+from __future__ import annotations
+
+from xcindex.indexstore.model import kind_name
+from xcindex.tools.budget import RESPONSE_BUDGET_TOKENS
+from xcindex.tools.call_hierarchy import CallHierarchyAnswer
+from xcindex.tools.change_impact import RANGE_METHOD, ChangeImpactAnswer
+from xcindex.tools.conformances import ConformancesAnswer
+from xcindex.tools.find_symbol import FindSymbolAnswer
+from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
+from xcindex.tools.resolve import Candidate
+from xcindex.tools.status import MAX_LISTED, TEXT_LISTED, StatusAnswer
+from xcindex.tools.type_hierarchy import TypeHierarchyAnswer
+from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
+from xcindex.warnings import MatchedBy
+
+
+def describe(match: Candidate) -> str:
+    """One line for a person or a model: name, kind, where it is declared, and how it matched."""
+    where = (
+        f"at {match.definition.path}:{match.definition.line}"
+        if match.definition is not None
+        else f"in {match.module or 'the SDK'} (no source here)"
+    )
+    inside = f" in {match.container_name}" if match.container else ""
+    how = ""
+    if match.inherited:
+        how += f" (inherited from {match.container_name})"
+    if match.matched_by is MatchedBy.PARTIAL_LABELS:
+        how += " (labels matched in part)"
+    line = f"{match.symbol.name} [{kind_name(match.symbol.kind)}]{inside} usr={match.symbol.usr} {where}{how}"
+    if match.signature:
+        line += f"\n    {match.signature}"
+    if match.hint:
+        line += f"\n    hint: {match.hint}"
+    return line
+
+
+def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> str:
+    if not answer.matches:
+        lines = [
+            f"No symbol named '{answer.query}' is defined or used in this index "
+            f"({answer.freshness.completeness})."
+        ]
+        if "(" not in answer.query:
+            lines.append("Swift methods are named with their labels, e.g. fetchUser(id:).")
+    else:
+        shown = answer.shown(budget)
+        how = {
+            MatchedBy.BASE_NAME: " (matched by base name)",
+            MatchedBy.PARTIAL_LABELS: " (labels matched in part)",
+        }.get(answer.matched_by, "")
+        lines = [f"{len(answer.matches)} symbol(s) named '{answer.query}'{how}, best first:"]
+        lines.extend(f"- {describe(match)}" for match in shown)
+        if answer.resolved_note:
+            lines.append(f"Note: {answer.resolved_note}.")
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
+            lines.append(
+                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.matches)}; ask again with offset {next_offset} for the next ones, narrow the "
+                "name with labels or Type.member(label:), or list them all in a shell: "
+                f"xcindex symbol '{answer.query}' --project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> str:
+    """Counts first, then one line per site grouped by file."""
+    if not answer.sites:
+        head = f"No {what} for '{answer.query}' ({answer.freshness.completeness})."
+        if not answer.symbols:
+            head += " No such symbol in this index: check the name (methods need labels) or use find_symbol."
+        lines = [head]
+    else:
+        shown = answer.shown(budget)
+        files = sorted({s.occurrence.path for s in shown})
+        lines = [f"{answer.total} {what} of '{answer.query}' in {len(files)} file(s):"]
+        current = ""
+        for site in shown:
+            if site.occurrence.path != current:
+                current = site.occurrence.path
+                lines.append(current)
+            occ = site.occurrence
+            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{site.role_text()}]")
+        overrides = what.startswith("override")
+        next_offset = answer.next_offset(budget)
+        first, last = answer.offset + 1, answer.offset + len(shown)
+        if len(shown) < len(answer.sites):
+            command = (
+                "xcindex overrides <usr> --project <projectPath> --all --json"
+                if overrides
+                else "xcindex refs --usr <usr> --project <projectPath> --all --json"
+            )
+            lines.append(
+                f"(showing {len(shown)} of {answer.total}: that is what fits the response budget of "
+                f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Ask again with offset {next_offset} for the "
+                "next page, narrow the question (one usr rather than a name; blast_radius for files), "
+                f"or list them all in a shell: {command})"
+            )
+        elif next_offset is not None and overrides:
+            lines.append(
+                f"(showing {first}-{last} of {answer.total}, by path; ask again with offset {next_offset})"
+            )
+        elif next_offset is not None:
+            lines.append(
+                f"(showing {first}-{last} of {answer.total}; ask again with offset {next_offset} for the "
+                f"next page, or with a larger maxResults (at most {MAX_RESULTS}))"
+            )
+    if answer.note:
+        lines.append(f"Note: {answer.note}.")
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_definition(answer: DefinitionAnswer, budget: int | None = None) -> str:
+    if answer.site is None:
+        lines = [f"No definition of {answer.usr} in this index ({answer.freshness.completeness})."]
+    else:
+        occ = answer.site.occurrence
+        lines = [f"{answer.site.symbol.name} is defined at {occ.path}:{occ.line}:{occ.column}"]
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -> str:
+    name = answer.protocol.name if answer.protocol else answer.usr
+    if answer.protocol is None:
+        lines = [f"No protocol with USR {answer.usr} in this index: use find_symbol to get its usr."]
+    elif not answer.conformances:
+        lines = [f"No type conforms to {name} in this index ({answer.freshness.completeness})."]
+    else:
+        shown = answer.shown(budget)
+        lines = [f"{len(answer.conformances)} type(s) conform to {name}:"]
+        for c in shown:
+            lines.append(
+                f"- {c.type_symbol.name} ({c.how()}) at {c.anchor.path}:{c.anchor.line}:{c.anchor.column}"
+            )
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
+            lines.append(
+                f"(showing {answer.offset + 1}-{next_offset} of {len(answer.conformances)}, by path, to stay "
+                f"within the response budget; ask again with offset {next_offset} for the next page, or "
+                f"list them all in a shell: xcindex conformances {answer.usr} --project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_status(answer: StatusAnswer, budget: int | None = None) -> str:
+    lines = [answer.summary()]
+    counts = answer.state.counts
+    if counts is not None:
+        lines.append(
+            f"{counts.live_units} live units, {counts.records} records, {counts.symbols} symbols, "
+            f"{counts.occurrences} occurrences."
+        )
+    if answer.stale_files:
+        limit = None if budget is None else TEXT_LISTED
+        line = "Stale: " + ", ".join(answer.stale_files[:limit])
+        if limit is not None and len(answer.stale_files) > limit:
+            line += (
+                f" … and {len(answer.stale_files) - limit} more (staleFiles names {MAX_LISTED}; a rebuild "
+                "refreshes them all; every one in a shell: xcindex status --project <projectPath>)"
+            )
+        lines.append(line)
+    for child in answer.lsp:
+        line = f"sourcekit-lsp for {child['root']}: {child['state']}"
+        if child["ready"]:
+            line += ", index ready"
+        if child["lastError"]:
+            line += f", last error {child['lastError']}"
+        lines.append(line + ".")
+    lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
+    return "\n".join(lines)
+
+
+def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) -> str:
+    waited = f"{answer.waited_s:.1f} s"
+    counts: dict[FileState, int] = {}
+    for f in answer.files:
+        counts[f.state] = counts.get(f.state, 0) + 1
+    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    if answer.fresh:
+        lines = [f"All {len(answer.files)} file(s) are fresh in the index (waited {waited})."]
+    elif answer.timed_out:
+        lines = [
+            f"Timed out after {waited}: {summary}. Is a build running? Rebuild "
+            "(swift build --build-tests, or build in Xcode) and wait again."
+        ]
+    else:
+        lines = [f"Settled after {waited}: {summary}."]
+    shown = answer.shown(budget)
+    lines.extend(
+        f"  {f.state}: {f.path}" + (" (edited this session)" if f.session_edited else "") for f in shown
+    )
+    if len(shown) < len(answer.files):
+        lines.append(f"(showing {len(shown)} of {len(answer.files)}, unsettled first; ask about fewer files)")
+    return "\n".join(lines)
+
+
+def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None) -> str:
+    if answer.root is None:
+        lines = [
+            f"No symbol {answer.query} in this index ({answer.freshness.completeness}): "
+            "use find_symbol to get its usr."
+        ]
+    else:
+        shown = answer.shown(budget)
+        incoming = answer.direction == "incoming"
+        what = "caller" if incoming else "callee"
+        lines = [
+            f"{len(answer.groups)} {what} group(s) of {answer.root.symbol.name} "
+            f"({answer.direction}, depth {answer.depth}):"
+        ]
+        for group in shown:
+            other = group.caller if incoming else group.callee
+            where = (
+                f"{other.definition.path}:{other.definition.line}" if other.definition else "(no definition)"
+            )
+            mark = "  [cycle: not expanded again]" if group.cycle else ""
+            lines.append(
+                f"{'  ' * group.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] {where}{mark}"
+            )
+            for site, resolves in group.sites:
+                occ = site.occurrence
+                how = site.dispatch
+                if resolves != group.callee.symbol.usr:
+                    how += f" through {resolves}"
+                lines.append(f"{'  ' * group.level}  at {occ.path}:{occ.line}:{occ.column} ({how})")
+        if answer.external_calls:
+            lines.append(
+                f"({answer.external_calls} call(s) of symbols defined outside this index, such as the "
+                "standard library, are not listed)"
+            )
+        if len(shown) < len(answer.groups) or answer.truncated:
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.groups)} groups; lower depth, or list them all in a "
+                f"shell: xcindex calls {answer.root.symbol.usr} --direction {answer.direction} "
+                f"--depth {answer.depth} --project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None) -> str:
+    if answer.root is None:
+        lines = [
+            f"No symbol {answer.query} in this index ({answer.freshness.completeness}): "
+            "use find_symbol to get its usr."
+        ]
+    else:
+        shown = answer.shown(budget)
+        lines = [
+            f"{len(answer.links)} {answer.direction} link(s) of {answer.root.symbol.name} "
+            f"[{kind_name(answer.root.symbol.kind)}] (depth {answer.depth}):"
+        ]
+        for link in shown:
+            other = link.supertype if answer.direction == "supertypes" else link.subtype
+            how = link.relation + (" in an extension" if link.via_extension else "")
+            lines.append(
+                f"{'  ' * link.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] "
+                f"({link.subtype.symbol.name} {how} {link.supertype.symbol.name}) at "
+                f"{link.anchor.path}:{link.anchor.line}:{link.anchor.column}"
+            )
+        if len(shown) < len(answer.links) or answer.truncated:
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.links)}; list them all in a shell: xcindex types "
+                f"{answer.root.symbol.usr} --direction {answer.direction} --project <projectPath> --json)"
+            )
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_change_impact(answer: ChangeImpactAnswer, budget: int | None = None) -> str:
+    if not answer.changed_files:
+        lines = [f"No Swift file differs from {answer.base}."]
+    else:
+        lines = [
+            f"{len(answer.changed_files)} changed Swift file(s) against {answer.base}; "
+            f"{len(answer.changed)} changed symbol(s):"
+        ]
+        for c in answer.changed:
+            usr = f" usr={c.usr}" if c.usr else " (not in the index: matched by name)"
+            lines.append(f"- {c.name} [{c.kind}] {c.change} at {c.path}:{c.line}{usr}")
+        shown = answer.shown_references(budget)
+        lines.append(f"{answer.reference_count} reference(s) to them outside the changed lines:")
+        lines.extend(f"  {occ.path}:{occ.line}:{occ.column} {s.name}" for s, occ in answer.references[:shown])
+        if shown < answer.reference_count:
+            lines.append(f"  (showing {shown}; xcindex impact --json lists them all)")
+        lines.append(f"{len(answer.dependent_files)} dependent file(s) (code that reaches the changes):")
+        lines.extend(f"  {p}" for p in answer.dependent_files)
+        lines.append(f"{len(answer.tests)} covering test(s):")
+        lines.extend(f"  {t.target.filter} at {t.path}:{t.line}" for t in answer.tests)
+        if answer.swift_test_command:
+            lines.append(f"Run them: {answer.swift_test_command}")
+        lines.append(f"(Declaration extents are approximate: {RANGE_METHOD}.)")
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
