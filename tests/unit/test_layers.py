@@ -23,6 +23,7 @@ MAX_LINES = 700
 ENTRY_POINTS = {
     "xcindex.engine",
     "xcindex.engine_core",
+    "xcindex.engine_graph",
     "xcindex.registry",
     "xcindex.server",
     "xcindex.cli",
