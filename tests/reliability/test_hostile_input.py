@@ -39,6 +39,7 @@ from tests.reliability.harness import (
     tagged_processes,
     without_echoes,
 )
+from xcindex.registry import TOOLS
 from xcindex.warnings import Completeness, RangeReason, RefusalReason, Tier, WarningCode
 
 pytestmark = [pytest.mark.toolchain]
@@ -109,6 +110,28 @@ ERROR_CATALOGUE: dict[str, tuple[str, str]] = {
     "files_not_absolute": (
         r"Error: 'files' must be absolute paths; got '.*'\.",
         "'files' must be absolute paths",
+    ),
+    "ambiguous_name": (
+        r"Error: '.*' names \d+ symbols; give one of their usr values instead: .*\.",
+        "symbols; give one of their usr values instead",
+    ),
+    "not_a_git_repository": (
+        r"Error: .* is not inside a git repository: change_impact compares against a git revision\.",
+        "is not inside a git repository",
+    ),
+    "unknown_revision": (r"Error: git does not know the revision '.*' in .*\.", "git does not know the revision"),
+    "no_git": (r"Error: change_impact needs git, and no `git` is on PATH: install git\.", "no `git` is on PATH"),
+    "git_failed": (
+        r"Error: git \S+ (failed in .*: .*|took longer than .* s in .*\.)",
+        "git <command> failed in <repository>",
+    ),
+    "not_a_folder": (
+        r"Error: .* is not a folder: give projectPath as the package or project folder\.",
+        "is not a folder: give projectPath as the package or project folder",
+    ),
+    "no_sources": (
+        r"Error: This index has no source files, so there is no repository to compare\.",
+        "This index has no source files",
     ),
     "still_ingesting": (
         r"Error: The first ingestion of this index is still running \(\d+/\d+ records read\); ask again in a moment\.",
@@ -296,17 +319,7 @@ def check_answer(live: LiveServer, tool: str, arguments: Any, result: CallToolRe
     check_verdict(tool, structured)
 
 
-VERDICT_TOOLS = frozenset(
-    {
-        "find_symbol",
-        "find_references",
-        "find_definition",
-        "find_overrides",
-        "find_conformances",
-        "blast_radius",
-        "status",
-    }
-)
+VERDICT_TOOLS = frozenset(tool.name for tool in TOOLS if "completeness" in tool.output_schema["properties"])
 """The tools whose answers carry the verdict fields (plan_rename and wait_for_fresh have their own)."""
 
 
