@@ -119,8 +119,14 @@ ERROR_CATALOGUE: dict[str, tuple[str, str]] = {
         r"Error: .* is not inside a git repository: change_impact compares against a git revision\.",
         "is not inside a git repository",
     ),
-    "unknown_revision": (r"Error: git does not know the revision '.*' in .*\.", "git does not know the revision"),
-    "no_git": (r"Error: change_impact needs git, and no `git` is on PATH: install git\.", "no `git` is on PATH"),
+    "unknown_revision": (
+        r"Error: git does not know the revision '.*' in .*\.",
+        "git does not know the revision",
+    ),
+    "no_git": (
+        r"Error: change_impact needs git, and no `git` is on PATH: install git\.",
+        "no `git` is on PATH",
+    ),
     "git_failed": (
         r"Error: git \S+ (failed in .*: .*|took longer than .* s in .*\.)",
         "git <command> failed in <repository>",
