@@ -12,18 +12,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from xcindex.indexstore.model import Role
-from xcindex.indexstore.queries import by_symbol_clause
+from xcindex.indexstore.queries import _OCC_SELECT, by_symbol_clause
 
 if TYPE_CHECKING:
     from xcindex.indexstore.database import OccurrenceRow
 
-_LIVE_OCCURRENCES = (
-    "SELECT DISTINCT o.id, o.symbol_id, o.roles, f.path, o.line, o.col, u.module, u.mtime_ns"
-    " FROM occurrences o"
-    " JOIN unit_records ur ON ur.record_id = o.record_id"
-    " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-    " JOIN files f ON f.id = ur.file_id"
-)
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
 
 
@@ -45,7 +38,7 @@ class NameQueries:
         for chunk in _chunks(symbol_ids):
             marks = ",".join("?" * len(chunk))
             for row in self._conn.execute(
-                _LIVE_OCCURRENCES + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & ?) != 0",
+                _OCC_SELECT + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & ?) != 0",
                 [*chunk, _WRITTEN],
             ):
                 occurrence = OccurrenceRow(*row)

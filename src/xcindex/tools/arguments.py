@@ -151,25 +151,23 @@ def _escaped(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _bounds(model: type[ToolArgs], field: object) -> tuple[float, float | None] | None:
+def _limits(model: type[ToolArgs], field: object, low_key: str, high_key: str) -> tuple[Any, Any]:
+    """A field's (lower, upper) limit of one kind (`ge`/`le` or `min_length`/`max_length`)."""
     info = model.model_fields.get(str(field))
-    if info is None:
-        return None
     low = high = None
-    for meta in info.metadata:
-        low = getattr(meta, "ge", low) if getattr(meta, "ge", None) is not None else low
-        high = getattr(meta, "le", high) if getattr(meta, "le", None) is not None else high
+    for meta in info.metadata if info is not None else ():
+        low = getattr(meta, low_key, None) if getattr(meta, low_key, None) is not None else low
+        high = getattr(meta, high_key, None) if getattr(meta, high_key, None) is not None else high
+    return low, high
+
+
+def _bounds(model: type[ToolArgs], field: object) -> tuple[float, float | None] | None:
+    low, high = _limits(model, field, "ge", "le")
     return None if low is None else (low, high)
 
 
 def _length_bounds(model: type[ToolArgs], field: object) -> tuple[int, int] | None:
-    info = model.model_fields.get(str(field))
-    if info is None:
-        return None
-    low = high = None
-    for meta in info.metadata:
-        low = getattr(meta, "min_length", None) if getattr(meta, "min_length", None) is not None else low
-        high = getattr(meta, "max_length", None) if getattr(meta, "max_length", None) is not None else high
+    low, high = _limits(model, field, "min_length", "max_length")
     return None if low is None or high is None else (low, high)
 
 
