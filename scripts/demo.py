@@ -80,6 +80,19 @@ async def main() -> None:
         )
         await ask(
             client,
+            "Who calls fetchUser, two levels up?",
+            "call_hierarchy",
+            {"usr": usr, "direction": "incoming", "depth": 2, **where},
+        )
+        await ask(
+            client,
+            "What is AppDelegate's family?",
+            "type_hierarchy",
+            {"symbolName": "AppDelegate", "direction": "subtypes", "depth": 3, **where},
+        )
+        await ask(client, "What does the working tree's diff reach?", "change_impact", where)
+        await ask(
+            client,
             "Rename AppDelegate.setUp() to configure(): the plan, checked with sourcekit-lsp "
             "(the first call waits for sourcekit-lsp's own index, ~10 s cold)",
             "plan_rename",
