@@ -331,6 +331,7 @@ class EngineCore:
         to `overlay_wait_s`), ask again if any landed; then which named files the overlay
         answers, and which edited files are still not covered."""
         candidates = tuple(sorted({*answer.freshness.stale_files, *named_edited}))
+        landed: list[str] = []
         if candidates:
             try:
                 landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
@@ -341,7 +342,9 @@ class EngineCore:
         covered: dict[str, int] = await handle.query(_overlay_covered)
         if not covered:
             return answer, [], named_edited
-        named = answer.named_paths()
+        # A file re-indexed for this answer counts even when it no longer names a site
+        # (a call removed): the answer's silence about it comes from the overlay.
+        named = answer.named_paths() | set(landed)
         overlay_files = sorted(path for path in named if path in covered)
         still_edited = [path for path in named_edited if path not in covered]
         return answer, overlay_files, still_edited
