@@ -33,7 +33,7 @@ from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
 from xcindex.locate import Location, locate
 from xcindex.tools.arguments import LocationArgs
-from xcindex.tools.common import AnswerWarning, Freshness
+from xcindex.tools.common import AnswerWarning, Freshness, file_is_stale
 from xcindex.tools.status import (
     unreadable_warnings,
 )
@@ -92,6 +92,12 @@ class EngineConfig:
     store starts it again (a warm start: milliseconds)."""
     index_idle_timeout_s: float = 900.0
     """An index actor unused this long retires and closes its database."""
+    overlay: bool = True
+    """Re-index files edited since the last build on their own (the freshness overlay), so
+    that answers about them are fresh without a build."""
+    overlay_wait_s: float = 3.0
+    """How long a query waits for the overlay of the files it names; past it, the answer
+    keeps its stale labels (the overlay lands for the next question)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,11 @@ class StatusVersion:
 
     units_mtime_ns: int
     edited: frozenset[str]
+
+
+def _overlay_covered(db: Database) -> dict[str, int]:
+    """Files whose live unit is the overlay's and which have not changed since."""
+    return {path: mtime for path, mtime in db.overlay_live_files().items() if not file_is_stale(path, mtime)}
 
 
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
@@ -264,23 +275,37 @@ class EngineCore:
         store's own health say to its freshness (name-match fallback, unreadable units)."""
         location = await self.locate(project_path, index_store_path)
         handle = await self._index_for(location)
-        with _index_timeout(self.config.query_timeout_s):
-            answer = await handle.ask(
-                args.tool,
-                args,
-                timeout=self.config.query_timeout_s,
-                progress=current_progress_listener.get(),
-                context=context,
-            )
-        state = await (await self._index_for(location)).state()
-        extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
-            state
-        )
+
+        async def ask() -> Any:
+            with _index_timeout(self.config.query_timeout_s):
+                return await handle.ask(
+                    args.tool,
+                    args,
+                    timeout=self.config.query_timeout_s,
+                    progress=current_progress_listener.get(),
+                    context=context,
+                )
+
+        answer = await ask()
         edited = await self.edited_files()
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
         )
-        if not extra and not named_edited:
+        overlay_files: list[str] = []
+        if self.config.overlay:
+            answer, overlay_files, named_edited = await self._with_overlay(handle, answer, named_edited, ask)
+        state = await handle.state()
+        extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
+            state
+        )
+        if self.config.overlay and (answer.freshness.stale_files or named_edited):
+            failures = dict((await handle.overlay_state()).failures_by_path())
+            extra += [
+                AnswerWarning(*failures[path])
+                for path in sorted({*answer.freshness.stale_files, *named_edited})
+                if path in failures
+            ]
+        if not extra and not named_edited and not overlay_files:
             return answer
         freshness: Freshness = answer.freshness
         completeness = freshness.completeness
@@ -295,8 +320,34 @@ class EngineCore:
                 completeness=completeness,
                 session_edited_files=tuple(named_edited),
                 warnings=freshness.warnings + tuple(extra),
+                overlay_files=tuple(overlay_files),
             ),
         )
+
+    async def _with_overlay(
+        self, handle: IndexHandle, answer: Any, named_edited: list[str], ask: Any
+    ) -> tuple[Any, list[str], list[str]]:
+        """Re-index the answer's stale and session-edited files into the overlay (waiting up
+        to `overlay_wait_s`), ask again if any landed; then which named files the overlay
+        answers, and which edited files are still not covered."""
+        candidates = tuple(sorted({*answer.freshness.stale_files, *named_edited}))
+        landed: list[str] = []
+        if candidates:
+            try:
+                landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
+            except ActorTimeout:
+                landed = []
+            if landed:
+                answer = await ask()
+        covered: dict[str, int] = await handle.query(_overlay_covered)
+        if not covered:
+            return answer, [], named_edited
+        # A file re-indexed for this answer counts even when it no longer names a site
+        # (a call removed): the answer's silence about it comes from the overlay.
+        named = answer.named_paths() | set(landed)
+        overlay_files = sorted(path for path in named if path in covered)
+        still_edited = [path for path in named_edited if path not in covered]
+        return answer, overlay_files, still_edited
 
     # --- the session ledger ------------------------------------------------------------
 

@@ -34,6 +34,13 @@ class WarningCode(StrEnum):
     INDEX_UNIT_UNREADABLE = "index_unit_unreadable"
     INDEX_RECORD_UNREADABLE = "index_record_unreadable"
     DERIVED_DATA_NAME_MATCH = "derived_data_name_match"
+    # The freshness overlay (a file edited since the last build, re-indexed on its own).
+    OVERLAY_FAILED = "overlay_failed"
+    """The compiler could not index the edited file as it is now (a syntax or type error,
+    a timeout): it keeps its last build's index and stays labelled stale."""
+    OVERLAY_UNAVAILABLE = "overlay_unavailable"
+    """No compiler arguments for the file (no SwiftPM build description: an Xcode project,
+    a file the last build did not compile): it stays labelled stale."""
     # Index-side faults of a whole call (raised as CodedError, logged with the code).
     INDEX_QUERY_TIMEOUT = "index_query_timeout"
     INDEX_FIRST_INGESTION_RUNNING = "index_first_ingestion_running"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CANARY, build_package
-from xcindex.engine import Engine
+from xcindex.engine import Engine, EngineConfig
 from xcindex.indexstore.database import Database, IngestCounters
 from xcindex.indexstore.ingest import scan_units
 
@@ -29,7 +29,8 @@ def counters(db: Database) -> IngestCounters:
 async def test_rebuild_is_picked_up_reading_only_changed_units(canary_copy: Path) -> None:
     store = build_package(canary_copy)
     service_file = canary_copy / "Sources/CanaryCore/UserService.swift"
-    async with Engine() as engine:
+    # The labels without the freshness overlay (tests/integration/test_overlay.py covers it on).
+    async with Engine(EngineConfig(overlay=False)) as engine:
         project = str(canary_copy)
         found = await engine.find_symbol("UserService.fetchUser(id:)", project_path=project)
         usr = found.matches[0].symbol.usr

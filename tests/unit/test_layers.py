@@ -38,6 +38,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # package prefix → the prefixes it must not import
     "xcindex.indexstore": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
     "xcindex.lsp": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
+    "xcindex.overlay": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
     "xcindex.locate": ("xcindex.actors", "xcindex.tools", "xcindex.presentation"),
     "xcindex.tools": ("xcindex.actors", "xcindex.presentation"),
     "xcindex.presentation": ("xcindex.actors",),

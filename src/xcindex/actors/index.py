@@ -30,6 +30,7 @@ from xcindex.indexstore.ingest import RefreshReport, newest_write_ns, refresh
 from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
+from xcindex.overlay.runner import OverlayRunner, OverlaySnapshot
 
 log = get_logger(__name__)
 
@@ -88,6 +89,20 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class Overlay:
+    """Re-index those of `paths` edited since their unit into the freshness overlay (after
+    any first ingestion and refresh); reply the paths that landed. Runs in the actor's task
+    group, so a caller that stops waiting leaves it running."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GetOverlay:
+    """Reply the overlay's `OverlaySnapshot` (its version moves when a file lands) without waiting."""
+
+
+@dataclass(frozen=True)
 class Retire:
     """Stop if idle (nothing in flight, no ingestion): reply True, then close the database
     and stop; reply False and carry on if busy."""
@@ -101,7 +116,9 @@ class HoldBusy:
     release: anyio.Event
 
 
-IndexRequest: TypeAlias = Query | ToolQuery | GetState | GetStoreVersion | Refresh | Retire | HoldBusy
+IndexRequest: TypeAlias = (
+    Query | ToolQuery | GetState | GetStoreVersion | Refresh | Overlay | GetOverlay | Retire | HoldBusy
+)
 
 
 # -- the actor ---------------------------------------------------------------------------------
@@ -151,6 +168,8 @@ class IndexActor:
         never starts a coroutine cancelled before its first step): closed at shutdown so no
         caller's reply channel is left open."""
         self._last_activity = 0.0
+        self.overlay = OverlayRunner(store_path, self._db_path, workers)
+        """The freshness overlay's state: changed only by this actor's tasks."""
 
     def handle(self) -> IndexHandle:
         handle = self.mailbox.handle()
@@ -175,6 +194,8 @@ class IndexActor:
                     request = envelope.request
                     if isinstance(request, GetState):
                         await envelope.reply(self._state())
+                    elif isinstance(request, GetOverlay):
+                        await envelope.reply(self.overlay.snapshot())
                     elif isinstance(request, Retire):
                         if self._idle():
                             await envelope.reply(True)
@@ -320,6 +341,8 @@ class IndexActor:
         await self._refresh_if_needed()
         db = self._db
         assert db is not None
+        if isinstance(request, Overlay):
+            return await self.overlay.run(db, self._refresh_lock, request.paths)
         if isinstance(request, ToolQuery):
             query: Callable[..., Any] = self.queries[request.tool]
             extra = () if request.context is None else (request.context,)
@@ -388,6 +411,16 @@ class IndexHandle:
     async def refresh(self, *, timeout: float = math.inf) -> None:
         """Wait until the actor has taken in what the store has now."""
         await self._ask(Refresh(), timeout=timeout)
+
+    async def overlay(self, paths: tuple[str, ...], *, timeout: float = math.inf) -> list[str]:
+        """Re-index edited files into the overlay; the files that landed within `timeout`
+        (ActorTimeout after it: the work goes on in the actor)."""
+        landed: list[str] = await self._ask(Overlay(paths), timeout=timeout)
+        return landed
+
+    async def overlay_state(self, *, timeout: float = 5.0) -> OverlaySnapshot:
+        snapshot: OverlaySnapshot = await self._ask(GetOverlay(), timeout=timeout)
+        return snapshot
 
     async def hold_busy(self, release: anyio.Event, *, timeout: float = math.inf) -> None:
         """Test-only: returns once the actor holds its database until `release` is set."""

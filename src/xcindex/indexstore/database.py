@@ -163,6 +163,25 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
     def known_units(self) -> dict[str, int]:
         return dict(self._conn.execute("SELECT name, mtime_ns FROM units").fetchall())
 
+    def overlay_live_files(self) -> dict[str, int]:
+        """Main files whose live unit came from the freshness overlay, with its mtime."""
+        return {
+            str(path): int(mtime)
+            for path, mtime in self._conn.execute(
+                "SELECT f.path, u.mtime_ns FROM units u JOIN files f ON f.id = u.main_file_id"
+                " WHERE u.live = 1 AND u.name LIKE 'overlay:%'"
+            )
+        }
+
+    def live_unit_mtime(self, path: str) -> int | None:
+        """The mtime of `path`'s live unit (None when it has none)."""
+        row = self._conn.execute(
+            "SELECT max(u.mtime_ns) FROM units u JOIN files f ON f.id = u.main_file_id"
+            " WHERE u.live = 1 AND f.path = ?",
+            (path,),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
     def known_failures(self) -> dict[str, tuple[str, int, str]]:
         return {
             name: (kind, mtime, message)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,19 @@ BULK_LOAD_MIN_RECORDS = 64
 TEST_MODULES = frozenset({"XCTest", "Testing"})
 
 ProgressCallback = Callable[[int, int, str], Awaitable[None]]
+
+OVERLAY_UNIT_PREFIX = "overlay:"
+"""Units ingested from the freshness overlay's store are named with this prefix in the
+database: they compete with the build's units for "newest unit of its main file" (their
+mtime is the edited file's, so a later build's unit supersedes them), and the build
+store's refresh leaves them alone."""
+
+
+def _test_units(units: Sequence[UnitInfo]) -> dict[str, bool]:
+    return {
+        u.name: any(d.kind == DependencyKind.UNIT and d.module_name in TEST_MODULES for d in u.dependencies)
+        for u in units
+    }
 
 
 @dataclass
@@ -106,7 +119,12 @@ async def refresh(
     report = RefreshReport(counters)
     store = str(store_path)
     on_disk = await anyio.to_thread.run_sync(scan_units, store_path)
-    known = await anyio.to_thread.run_sync(db.known_units)
+    # Overlay units come from another store (see ingest_overlay): never "removed" here.
+    known = {
+        name: mtime
+        for name, mtime in (await anyio.to_thread.run_sync(db.known_units)).items()
+        if not name.startswith(OVERLAY_UNIT_PREFIX)
+    }
     known_failures = await anyio.to_thread.run_sync(db.known_failures)
 
     to_read = [
@@ -173,10 +191,7 @@ async def refresh(
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(db.end_bulk_load)
 
-    is_test = {
-        u.name: any(d.kind == DependencyKind.UNIT and d.module_name in TEST_MODULES for d in u.dependencies)
-        for u in units
-    }
+    is_test = _test_units(units)
     if units:
         await anyio.to_thread.run_sync(db.replace_units, units, is_test)
     failure_rows = [(f.name, "unit", on_disk.get(f.name, 0), f.message) for f in unit_failures]
@@ -206,3 +221,38 @@ async def refresh(
     db.last_counters = counters
     report.duration_s = time.perf_counter() - started
     return report
+
+
+async def ingest_overlay(
+    db: Database,
+    overlay_store: Path,
+    unit_names: Sequence[str],
+    *,
+    main_file: str,
+    file_mtime_ns: int,
+    workers: WorkerPool,
+) -> bool:
+    """Take the overlay's units for `main_file` into the database as the file's live units.
+
+    Each unit is stored as `overlay:<name>` with the edited file's mtime as its own: the
+    answers then read the file as fresh, and the build's next unit for it (written later,
+    so newer) takes over. Returns False when a unit or record could not be read (nothing
+    is changed then)."""
+    store = str(overlay_store)
+    results = await _read_isolating_crashes(workers, "read_units", store, list(unit_names))
+    units = [r for r in results if isinstance(r, UnitInfo) and r.main_file == main_file and not r.is_system]
+    if len(units) != len(results):
+        return False
+    wanted = {d.name: None for u in units for d in u.dependencies if d.kind == DependencyKind.RECORD}
+    present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
+    missing = [name for name in wanted if name not in present]
+    if missing:
+        options = {"database": str(db.path), "token": db.token}
+        written = await _read_isolating_crashes(workers, "ingest_records", store, missing, options)
+        if any(isinstance(r, ReadFailure) for r in written):
+            return False
+    renamed = [replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns) for u in units]
+    await anyio.to_thread.run_sync(db.replace_units, renamed, _test_units(renamed))
+    await anyio.to_thread.run_sync(db.recompute_live_units)
+    await anyio.to_thread.run_sync(db.collect_garbage)
+    return True

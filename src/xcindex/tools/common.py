@@ -35,19 +35,24 @@ class Freshness:
     stale_files: tuple[str, ...] = ()
     session_edited_files: tuple[str, ...] = ()
     warnings: tuple[AnswerWarning, ...] = field(default=())
+    overlay_files: tuple[str, ...] = ()
+    """Named files answered from the freshness overlay (edited since the build, re-indexed)."""
 
     def to_json(self, budget: int | None = None) -> VerdictJson:
         """The verdict fields; under a response budget the file lists are capped (the
         project-wide stale list of an empty answer can be long) and `staleFileCount` says
         how many there are."""
         limit = None if budget is None else VERDICT_LISTED
-        return {
+        verdict: VerdictJson = {
             "completeness": str(self.completeness),
             "staleFiles": list(self.stale_files[:limit]),
             "staleFileCount": len(self.stale_files),
             "sessionEditedFiles": list(self.session_edited_files[:limit]),
             "warnings": [w.to_json() for w in self.warnings],
         }
+        if self.overlay_files:
+            verdict["overlayFiles"] = list(self.overlay_files[:limit])
+        return verdict
 
     def notes(self, budget: int | None = None) -> list[str]:
         limit = None if budget is None else VERDICT_LISTED
@@ -62,6 +67,11 @@ class Freshness:
             lines.append(
                 "Note: these files were edited this session, after the index was built: "
                 + _listed(self.session_edited_files, limit, "the status tool lists them all")
+            )
+        if self.overlay_files:
+            lines.append(
+                "Note: these files were edited since the last build and re-indexed on their own "
+                "(fresh): " + _listed(self.overlay_files, limit, "the status tool lists them all")
             )
         lines.extend(f"Warning [{w.code}]: {w.message}" for w in self.warnings)
         return lines

@@ -38,6 +38,9 @@ class VerdictJson(TypedDict):
     staleFiles: list[str]
     staleFileCount: int
     sessionEditedFiles: list[str]
+    overlayFiles: NotRequired[list[str]]
+    """Files whose sites come from the freshness overlay (re-indexed since the last build);
+    present when there are any."""
     warnings: list[WarningJson]
 
 

@@ -1,0 +1,148 @@
+"""Per-file compiler arguments from SwiftPM's build products, read only.
+
+SwiftPM writes every Swift module's compiler invocation into the build description,
+`.build/<triple>/<config>/description.json` (`swiftCommands`: module name, sources,
+import path, the rest of the flags), the same facts as the llbuild manifest
+`.build/<config>.yaml`. The overlay re-uses that invocation to index one file of a module
+against the modules the last build produced (`-I <…>/Modules`), dropping every flag that
+would write into `.build` (the index store, the module cache, headers, dependency files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DESCRIPTION = "description.json"
+
+_DROP = frozenset(
+    {
+        "-incremental",
+        "-enable-batch-mode",
+        "-serialize-diagnostics",
+        "-parseable-output",
+        "-emit-objc-header",
+        "-emit-dependencies",
+        "-emit-module",
+        "-c",
+        "-whole-module-optimization",
+        "-wmo",
+        "-save-temps",
+        "-enable-incremental-file-hashing",
+    }
+)
+"""Flags of the build's invocation that ask for outputs, or for a build-mode the overlay is not."""
+_DROP_WITH_VALUE = frozenset(
+    {
+        "-index-store-path",
+        "-index-unit-output-path",
+        "-emit-objc-header-path",
+        "-module-cache-path",
+        "-output-file-map",
+        "-emit-module-path",
+        "-emit-dependencies-path",
+        "-o",
+        "-num-threads",
+    }
+)
+"""Flags whose value names a place in `.build` the build writes: the overlay sets its own."""
+_PASS_WITH_VALUE = frozenset({"-Xfrontend", "-Xcc", "-Xlinker", "-Xllvm", "-Xclang-linker"})
+
+
+@dataclass(frozen=True)
+class ModuleInvocation:
+    """How the last build compiled one Swift module."""
+
+    module_name: str
+    executable: str
+    sources: tuple[str, ...]
+    import_path: str
+    flags: tuple[str, ...]
+    """The build's other arguments, without those that write (see `_DROP*`)."""
+
+    def index_command(self, file: str, *, store: Path, module_cache: Path, unit_output: Path) -> list[str]:
+        """The driver's `-index-file` invocation: typecheck the module's sources, index only
+        `file` into `store`. `unit_output` names the unit (never written)."""
+        return [
+            self.executable,
+            "-module-name",
+            self.module_name,
+            *self.sources,
+            "-I",
+            self.import_path,
+            *self.flags,
+            "-module-cache-path",
+            str(module_cache),
+            "-index-file",
+            "-index-file-path",
+            file,
+            "-index-store-path",
+            str(store),
+            "-index-ignore-system-modules",
+            "-o",
+            str(unit_output),
+        ]
+
+
+def kept_flags(arguments: list[str]) -> tuple[str, ...]:
+    """The build's flags minus those that ask for outputs or name a place it writes."""
+    kept: list[str] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument in _PASS_WITH_VALUE and index + 1 < len(arguments):
+            kept += arguments[index : index + 2]
+            index += 2
+            continue
+        if argument in _DROP_WITH_VALUE:
+            index += 2
+            continue
+        if argument in _DROP or (argument.startswith("-j") and argument[2:].isdigit()):
+            index += 1
+            continue
+        kept.append(argument)
+        index += 1
+    return tuple(kept)
+
+
+def build_dir_for_store(store_path: Path) -> Path:
+    """SwiftPM's store is `<build dir>/index/store`; the description sits in the build dir."""
+    return store_path.parent.parent
+
+
+def load_invocations(build_dir: Path) -> dict[str, ModuleInvocation]:
+    """Every Swift source of the build, by its path (as the build spelled it and by real
+    path), with its module's invocation. Raises OSError/ValueError when the description
+    is missing or not what SwiftPM writes."""
+    with open(build_dir / DESCRIPTION, encoding="utf-8") as handle:
+        description = json.load(handle)
+    commands = description.get("swiftCommands")
+    if not isinstance(commands, dict):
+        raise ValueError(f"{build_dir / DESCRIPTION} has no swiftCommands")
+    by_file: dict[str, ModuleInvocation] = {}
+    for command in commands.values():
+        try:
+            invocation = ModuleInvocation(
+                module_name=str(command["moduleName"]),
+                executable=str(command["executable"]),
+                sources=tuple(str(s) for s in command["sources"]),
+                import_path=str(command["importPath"]),
+                flags=kept_flags([str(a) for a in command.get("otherArguments", [])]),
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"{build_dir / DESCRIPTION}: unexpected command shape ({error!r})") from None
+        for source in invocation.sources:
+            by_file[source] = invocation
+            by_file.setdefault(os.path.realpath(source), invocation)
+    return by_file
+
+
+def description_mtime_ns(build_dir: Path) -> int:
+    """When the build description last changed (0 when missing): the cache key for
+    `load_invocations`."""
+    try:
+        return os.stat(build_dir / DESCRIPTION).st_mtime_ns
+    except OSError:
+        return 0

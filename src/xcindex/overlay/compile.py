@@ -1,0 +1,148 @@
+"""Index one source file into the overlay's private store with the compiler.
+
+The driver's `-index-file` mode typechecks the module's sources (the other modules come
+from the last build's `Modules` folder) and writes one unit and one record for the file,
+into a store in xcindex's cache: never the project's store, never `.build`. The module
+cache and the driver's temporary files go to the cache folder too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from xcindex._log import get_logger
+from xcindex.indexstore.cache import cache_dir
+from xcindex.indexstore.layout import units_dir
+from xcindex.overlay.arguments import ModuleInvocation
+from xcindex.warnings import WarningCode
+
+log = get_logger(__name__)
+
+COMPILE_TIMEOUT_S = 120.0
+"""A typecheck of one module that takes longer than this is abandoned (the file stays stale)."""
+MESSAGE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class OverlayPlace:
+    """The overlay's folders for one project store, under the cache folder."""
+
+    root: Path
+
+    @classmethod
+    def for_database(cls, database_path: Path) -> OverlayPlace:
+        return cls(cache_dir() / "overlay" / database_path.stem)
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def module_cache(self) -> Path:
+        return self.root / "ModuleCache"
+
+    @property
+    def temporary(self) -> Path:
+        return self.root / "tmp"
+
+    def unit_output(self, file: str) -> Path:
+        """A per-file output name (never written): it names the file's unit in the store."""
+        digest = hashlib.sha1(file.encode()).hexdigest()[:12]
+        return self.root / "out" / f"{Path(file).name}-{digest}.o"
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """The compiler indexed `path` as it was at `file_mtime_ns`; its unit is `unit_name`."""
+
+    path: str
+    file_mtime_ns: int
+    unit_names: tuple[str, ...]
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class NotIndexed:
+    """The file stays stale, for the reason `code` names."""
+
+    path: str
+    code: WarningCode
+    message: str
+    duration_s: float = 0.0
+
+
+def _make_folders(place: OverlayPlace) -> None:
+    for folder in (place.store, place.module_cache, place.temporary):
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+def _units(store: Path) -> dict[str, int]:
+    try:
+        with os.scandir(units_dir(store)) as entries:
+            return {e.name: e.stat().st_mtime_ns for e in entries if e.is_file()}
+    except FileNotFoundError:
+        return {}
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlace) -> Indexed | NotIndexed:
+    """Run the compiler for `path`; only a clean exit with the file unchanged meanwhile
+    counts (a syntax or type error leaves the file stale: `overlay_failed`)."""
+    started = time.perf_counter()
+    await anyio.to_thread.run_sync(_make_folders, place)
+    before = _signature(path)
+    if before is None:
+        return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"{path} cannot be read.")
+    units_before = await anyio.to_thread.run_sync(_units, place.store)
+    command = invocation.index_command(
+        path, store=place.store, module_cache=place.module_cache, unit_output=place.unit_output(path)
+    )
+    env = dict(os.environ, TMPDIR=str(place.temporary))
+    try:
+        with anyio.fail_after(COMPILE_TIMEOUT_S):
+            result = await anyio.run_process(command, check=False, cwd=place.root, env=env)
+    except TimeoutError:
+        return NotIndexed(
+            path,
+            WarningCode.OVERLAY_FAILED,
+            f"the compiler did not index {path} within {COMPILE_TIMEOUT_S:g} s.",
+            time.perf_counter() - started,
+        )
+    except OSError as error:
+        return NotIndexed(
+            path, WarningCode.OVERLAY_UNAVAILABLE, f"the compiler could not be started: {error}."
+        )
+    duration = time.perf_counter() - started
+    if result.returncode != 0:
+        errors = result.stderr.decode(errors="replace").strip()
+        log.info("overlay_compile_failed", path=path, returncode=result.returncode, duration_s=duration)
+        return NotIndexed(
+            path,
+            WarningCode.OVERLAY_FAILED,
+            f"{path} does not compile as it is now, so it keeps its last build's index: "
+            + (errors[:MESSAGE_CHARS] or f"exit status {result.returncode}"),
+            duration,
+        )
+    if _signature(path) != before:
+        return NotIndexed(path, WarningCode.OVERLAY_FAILED, f"{path} changed while it was indexed.", duration)
+    units_after = await anyio.to_thread.run_sync(_units, place.store)
+    written = tuple(sorted(n for n, m in units_after.items() if units_before.get(n) != m))
+    if not written:
+        return NotIndexed(
+            path, WarningCode.OVERLAY_FAILED, f"the compiler wrote no unit for {path}.", duration
+        )
+    log.info("overlay_compiled", path=path, duration_s=round(duration, 3))
+    return Indexed(path, before[0], written, duration)
