@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from xcindex.lsp.config import LspPoolConfig
 
 log = get_logger(__name__)
+
+OVERLAY_ENV = "XCINDEX_OVERLAY"
+"""`1` turns the freshness overlay on (EngineConfig.overlay)."""
 
 LOCATION_TTL_S = 2.0
 """How long a located store is reused without looking again (it is still checked to exist)."""
@@ -92,9 +95,10 @@ class EngineConfig:
     store starts it again (a warm start: milliseconds)."""
     index_idle_timeout_s: float = 900.0
     """An index actor unused this long retires and closes its database."""
-    overlay: bool = True
+    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV) == "1")
     """Re-index files edited since the last build on their own (the freshness overlay), so
-    that answers about them are fresh without a build."""
+    that answers about them are fresh without a build. Off unless XCINDEX_OVERLAY=1: the
+    overlay is experimental (docs/architecture.md says what is open)."""
     overlay_wait_s: float = 3.0
     """How long a query waits for the overlay of the files it names; past it, the answer
     keeps its stale labels (the overlay lands for the next question)."""
