@@ -223,7 +223,7 @@ class CallHierarchyArgs(LocationArgs):
     @model_validator(mode="after")
     def _one_subject(self) -> CallHierarchyArgs:
         if (self.symbol_name is None) == (self.usr is None):
-            raise ValueError("Give exactly one of 'symbolName' or 'usr'")
+            raise ValueError("give exactly one of 'symbolName' or 'usr'")
         return self
 
 

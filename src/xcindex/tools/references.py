@@ -271,7 +271,7 @@ class FindReferencesArgs(LocationArgs):
     @model_validator(mode="after")
     def _one_subject(self) -> FindReferencesArgs:
         if (self.symbol_name is None) == (self.usr is None):
-            raise ValueError("Give exactly one of 'symbolName' or 'usr'")
+            raise ValueError("give exactly one of 'symbolName' or 'usr'")
         return self
 
 

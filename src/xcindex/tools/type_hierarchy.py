@@ -203,7 +203,7 @@ class TypeHierarchyArgs(LocationArgs):
     @model_validator(mode="after")
     def _one_subject(self) -> TypeHierarchyArgs:
         if (self.symbol_name is None) == (self.usr is None):
-            raise ValueError("Give exactly one of 'symbolName' or 'usr'")
+            raise ValueError("give exactly one of 'symbolName' or 'usr'")
         return self
 
 
