@@ -92,7 +92,9 @@ async def usr_of(client: Client, store: Path, key: str) -> str:
     [usr] = [
         r["usr"]
         for r in found["results"]
-        if (rel(r["definitionPath"]), r["definitionLine"])
+        # SDK symbols the project uses are candidates too, with no source here.
+        if r["definitionPath"] is not None
+        and (rel(r["definitionPath"]), r["definitionLine"])
         == (entry["definitionPath"], entry["definitionLine"])
     ]
     return str(usr)

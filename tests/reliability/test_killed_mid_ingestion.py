@@ -156,7 +156,9 @@ async def hand_checked_answers_hold(cache: Path, project: Path, store: Path) -> 
             [usr] = [
                 r["usr"]
                 for r in found["structuredContent"]["results"]
-                if (Path(r["definitionPath"]).name, r["definitionLine"])
+                # SDK symbols the project uses are candidates too, with no source here.
+                if r["definitionPath"] is not None
+                and (Path(r["definitionPath"]).name, r["definitionLine"])
                 == (Path(entry["definitionPath"]).name, entry["definitionLine"])
             ]
             refs = await server.call_tool(

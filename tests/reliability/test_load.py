@@ -67,7 +67,7 @@ async def resolve_usrs(client: Client) -> dict[str, str]:
 
 
 def defines(site: tuple[str, int], results: list[dict[str, Any]]) -> bool:
-    return site in {(rel(r["definitionPath"]), r["definitionLine"]) for r in results}
+    return site in {(rel(r["definitionPath"]), r["definitionLine"]) for r in results if r["definitionPath"]}
 
 
 def question_menu(usrs: dict[str, str]) -> list[tuple[str, dict[str, Any], Check]]:

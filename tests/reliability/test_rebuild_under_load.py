@@ -62,7 +62,9 @@ async def ask_round(client: Client, root: Path, usrs: dict[str, str]) -> dict[st
         assert structured["completeness"] in ("complete", "stale"), f"{tool}: {structured['completeness']}"
         if name == "probe":
             answers[name] = frozenset(
-                (Path(r["definitionPath"]).name, r["definitionLine"]) for r in structured["results"]
+                (Path(r["definitionPath"]).name, r["definitionLine"])
+                for r in structured["results"]
+                if r["definitionPath"] is not None  # an SDK symbol the project uses: no source here
             )
         elif name == "status":
             answers[name] = structured["unreadable"]
