@@ -23,7 +23,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexHandle, ProgressListener
+from xcindex.actors.index import IndexHandle, ProgressListener, WhileIngesting
 from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.mailbox import ActorTimeout
@@ -92,6 +92,12 @@ class EngineConfig:
     store starts it again (a warm start: milliseconds)."""
     index_idle_timeout_s: float = 900.0
     """An index actor unused this long retires and closes its database."""
+    first_answer_wait_s: float = math.inf
+    """How long an index tool waits for a store's first ingestion before answering from the
+    files ingested so far (`completeness: indexing`, with the progress). Unbounded here: a
+    program embedding the Engine, like the CLI, asked for an answer, not a sample; the MCP
+    server bounds it (server.FIRST_ANSWER_WAIT_S) because an agent's call must never look
+    hung. plan_rename always waits: a partial plan would be a wrong edit."""
 
 
 @dataclass(frozen=True)
@@ -271,7 +277,11 @@ class EngineCore:
                 timeout=self.config.query_timeout_s,
                 progress=current_progress_listener.get(),
                 context=context,
+                first_answer_wait=self.config.first_answer_wait_s,
             )
+        during: WhileIngesting | None = None
+        if isinstance(answer, WhileIngesting):
+            during, answer = answer, answer.answer
         state = await (await self._index_for(location)).state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
             state
@@ -280,13 +290,15 @@ class EngineCore:
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
         )
-        if not extra and not named_edited:
+        if not extra and not named_edited and during is None:
             return answer
         freshness: Freshness = answer.freshness
+        if during is not None:
+            freshness = freshness.while_indexing(during.done, during.total, during.live_units)
         completeness = freshness.completeness
         if state.failures and completeness is Completeness.COMPLETE:
             completeness = Completeness.PARTIAL
-        if named_edited:
+        if named_edited and during is None:
             completeness = Completeness.STALE
         return replace(
             answer,
