@@ -23,7 +23,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexHandle, ProgressListener
+from xcindex.actors.index import IndexHandle, ProgressListener, WhileIngesting
 from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
 from xcindex.actors.mailbox import ActorTimeout
@@ -102,6 +102,12 @@ class EngineConfig:
     overlay_wait_s: float = 3.0
     """How long a query waits for the overlay of the files it names; past it, the answer
     keeps its stale labels (the overlay lands for the next question)."""
+    first_answer_wait_s: float = math.inf
+    """How long an index tool waits for a store's first ingestion before answering from the
+    files ingested so far (`completeness: indexing`, with the progress). Unbounded here: a
+    program embedding the Engine, like the CLI, asked for an answer, not a sample; the MCP
+    server bounds it (server.FIRST_ANSWER_WAIT_S) because an agent's call must never look
+    hung. plan_rename always waits: a partial plan would be a wrong edit."""
 
 
 @dataclass(frozen=True)
@@ -276,7 +282,8 @@ class EngineCore:
         self, project_path: str | None, index_store_path: str | None, args: LocationArgs, context: Any = None
     ) -> Any:
         """Run a tool's named query on a fresh database, then add what the location and the
-        store's own health say to its freshness (name-match fallback, unreadable units)."""
+        store's own health say to its freshness (name-match fallback, unreadable units, a
+        first ingestion still running, the overlay)."""
         location = await self.locate(project_path, index_store_path)
         handle = await self._index_for(location)
 
@@ -288,15 +295,19 @@ class EngineCore:
                     timeout=self.config.query_timeout_s,
                     progress=current_progress_listener.get(),
                     context=context,
+                    first_answer_wait=self.config.first_answer_wait_s,
                 )
 
         answer = await ask()
+        during: WhileIngesting | None = None
+        if isinstance(answer, WhileIngesting):
+            during, answer = answer, answer.answer
         edited = await self.edited_files()
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
         )
         overlay_files: list[str] = []
-        if self.config.overlay:
+        if self.config.overlay and during is None:
             answer, overlay_files, named_edited = await self._with_overlay(handle, answer, named_edited, ask)
         state = await handle.state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
@@ -309,13 +320,15 @@ class EngineCore:
                 for path in sorted({*answer.freshness.stale_files, *named_edited})
                 if path in failures
             ]
-        if not extra and not named_edited and not overlay_files:
+        if not extra and not named_edited and not overlay_files and during is None:
             return answer
         freshness: Freshness = answer.freshness
+        if during is not None:
+            freshness = freshness.while_indexing(during.done, during.total, during.live_units)
         completeness = freshness.completeness
         if state.failures and completeness is Completeness.COMPLETE:
             completeness = Completeness.PARTIAL
-        if named_edited:
+        if named_edited and during is None:
             completeness = Completeness.STALE
         return replace(
             answer,

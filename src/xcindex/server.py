@@ -39,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 from xcindex import __version__
 from xcindex._log import get_logger
-from xcindex.engine import Engine, StatusVersion, current_progress_listener
+from xcindex.engine import Engine, EngineConfig, StatusVersion, current_progress_listener
 from xcindex.ledger import project_directory
 from xcindex.projects import find_projects
 from xcindex.registry import BY_NAME, TOOLS, ToolDecl
@@ -510,9 +510,19 @@ async def _stop_on_signals(scope: anyio.CancelScope, engine: Engine) -> None:
             os._exit(0)
 
 
+FIRST_ANSWER_WAIT_S = 5.0
+"""How long an index tool call waits for a store's first ingestion before answering from
+what is ingested so far (`indexing`, with the progress): the call streams progress
+notifications meanwhile, and an agent should get something useful within seconds, not
+wait minutes on a large project (EngineConfig.first_answer_wait_s)."""
+
+
 async def serve_stdio() -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives; the Engine's children go with us."""
-    async with Engine() as engine, anyio.create_task_group() as tg:
+    async with (
+        Engine(EngineConfig(first_answer_wait_s=FIRST_ANSWER_WAIT_S)) as engine,
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(_stop_on_signals, tg.cancel_scope, engine)
         server = build_server(engine, StatusFeed(engine, tg))
         log.info("server_started", version=__version__)

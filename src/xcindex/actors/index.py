@@ -1,7 +1,10 @@
 """The index actor: owns one store's database, keeps it fresh, answers queries.
 
 A first (cold) ingestion runs in the background so that `status` answers at once with
-its progress; queries wait for it. Before every query a cheap check (the mtime of
+its progress. A named tool query waits for it up to its `first_answer_wait` and then
+answers from the units live so far (`WhileIngesting`: the Engine marks it `indexing` with
+the progress); the ingestion makes units live as their records come in once someone has
+asked (ingest.LiveUnits). Other queries (`Query`) wait for the end. Before every query a cheap check (the mtime of
 `v5/units`, which the compiler's atomic renames bump) decides whether a refresh is due,
 so a rebuild while the server runs is picked up without a restart.
 
@@ -26,7 +29,7 @@ import anyio.to_thread
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
 from xcindex.indexstore.database import Counts, Database, database_path_for
-from xcindex.indexstore.ingest import RefreshReport, newest_write_ns, refresh
+from xcindex.indexstore.ingest import LiveUnits, RefreshReport, newest_write_ns, refresh
 from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
@@ -68,6 +71,20 @@ class ToolQuery:
     context: Any = None
     """What the Engine gathered for the query beforehand (blast_radius: the package's
     description), passed as the query's third argument when given."""
+    first_answer_wait: float = math.inf
+    """How long to wait for a first ingestion before answering from what is live so far."""
+
+
+@dataclass(frozen=True)
+class WhileIngesting:
+    """The reply to a ToolQuery answered during a first ingestion: `answer` covers only the
+    units live so far; `done` of `total` records were in when it was read (total 0: the
+    units are still being read)."""
+
+    answer: Any
+    done: int
+    total: int
+    live_units: int
 
 
 @dataclass(frozen=True)
@@ -153,6 +170,10 @@ class IndexActor:
         self.mailbox: Mailbox[IndexRequest, Any] = Mailbox()
         self._db: Database | None = None
         self._db_path = database_path_for(store_path)
+        self._reader: Database | None = None
+        """The read-only connection answers use during a first ingestion (opened then)."""
+        self._reader_lock = anyio.Lock()
+        self._live = LiveUnits()
         self._ready = anyio.Event()
         self._ingesting = False
         self._progress: tuple[int, int] = (0, 0)
@@ -218,6 +239,9 @@ class IndexActor:
                 db, self._db = self._db, None
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
+                reader, self._reader = self._reader, None
+                if reader is not None:
+                    await anyio.to_thread.run_sync(reader.close)
             log.info("index_actor_stopped", store=str(self.store_path))
 
     def _idle(self) -> bool:
@@ -252,9 +276,14 @@ class IndexActor:
 
     async def _first_refresh(self) -> None:
         try:
-            await self._refresh_if_needed(force=True)
+            await self._refresh_if_needed(force=True, live=self._live)
         finally:
             self._ready.set()
+            with anyio.CancelScope(shield=True):
+                async with self._reader_lock:
+                    reader, self._reader = self._reader, None
+                    if reader is not None:
+                        await anyio.to_thread.run_sync(reader.close)
         try:
             await self.workers.warm_up()
         except Exception as error:  # a refresh will start its own worker, or report why not
@@ -273,7 +302,7 @@ class IndexActor:
             log.debug("progress_listener_failed", error=repr(error))
             self._listeners.discard(listener)
 
-    async def _refresh_if_needed(self, *, force: bool = False) -> None:
+    async def _refresh_if_needed(self, *, force: bool = False, live: LiveUnits | None = None) -> None:
         async with self._refresh_lock:
             # One stat of a local folder: far cheaper than the thread hop it would take.
             current = units_mtime_ns(self.store_path)
@@ -283,7 +312,7 @@ class IndexActor:
             self._ingesting = True
             try:
                 report = await refresh(
-                    self._db, self.store_path, workers=self.workers, progress=self._on_progress
+                    self._db, self.store_path, workers=self.workers, progress=self._on_progress, live=live
                 )
             finally:
                 self._ingesting = False
@@ -330,14 +359,23 @@ class IndexActor:
         """Wait for the first ingestion and any refresh due, then run a Query (or nothing,
         for Refresh)."""
         progress = request.progress if isinstance(request, Query | ToolQuery) else None
-        if progress is not None and not self._ready.is_set():
-            self._listeners.add(progress)
+        bound = request.first_answer_wait if isinstance(request, ToolQuery) else math.inf
+        if not self._ready.is_set():
+            if progress is not None:
+                self._listeners.add(progress)
             try:
-                await self._notify(progress, *self._progress)
+                if progress is not None:
+                    await self._notify(progress, *self._progress)
+                with anyio.move_on_after(bound):
+                    await self._ready.wait()
+                if not self._ready.is_set() and isinstance(request, ToolQuery):
+                    partial = await self._while_ingesting(request)
+                    if partial is not None:
+                        return partial
                 await self._ready.wait()
             finally:
-                self._listeners.discard(progress)
-        await self._ready.wait()
+                if progress is not None:
+                    self._listeners.discard(progress)
         await self._refresh_if_needed()
         db = self._db
         assert db is not None
@@ -352,6 +390,30 @@ class IndexActor:
             return None
         async with self._refresh_lock:
             return await anyio.to_thread.run_sync(request.fn, db)
+
+    async def _while_ingesting(self, request: ToolQuery) -> WhileIngesting | None:
+        """Answer from the units live so far, read through the reader connection (the
+        writer's belongs to the ingestion), in one read transaction; None if the ingestion
+        ended meanwhile (then the usual full answer)."""
+        await self._live.request()
+        query: Callable[..., Any] = self.queries[request.tool]
+        extra = () if request.context is None else (request.context,)
+
+        def run(reader: Database) -> Any:
+            reader.snapshot()
+            try:
+                return query(reader, request.args, *extra)
+            finally:
+                reader.end_snapshot()
+
+        async with self._reader_lock:
+            if self._ready.is_set():
+                return None
+            if self._reader is None:
+                self._reader = await anyio.to_thread.run_sync(Database.reader, self._db_path)
+            (done, total), live = self._progress, self._live.live
+            answer = await anyio.to_thread.run_sync(run, self._reader)
+        return WhileIngesting(answer, done, total, live)
 
 
 Connect: TypeAlias = Callable[
@@ -395,9 +457,11 @@ class IndexHandle:
         timeout: float = math.inf,
         progress: ProgressListener | None = None,
         context: Any = None,
+        first_answer_wait: float = math.inf,
     ) -> Any:
-        """The answer of the named query `tool` for `args`."""
-        return await self._ask(ToolQuery(tool, args, progress, context), timeout=timeout)
+        """The answer of the named query `tool` for `args`; a `WhileIngesting` if a first
+        ingestion was still running `first_answer_wait` seconds after asking."""
+        return await self._ask(ToolQuery(tool, args, progress, context, first_answer_wait), timeout=timeout)
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:
         state: IndexState = await self._ask(GetState(), timeout=timeout)

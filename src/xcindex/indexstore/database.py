@@ -141,6 +141,28 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
         self.token = random.getrandbits(62)
         """Names this open database to the workers, which cache symbol ids per database."""
 
+    @classmethod
+    def reader(cls, path: Path) -> Database:
+        """A second, read-only connection to a database being written: answers asked
+        during a first ingestion read through it (WAL: they see committed transactions
+        only), so they need not wait for the writer's connection. Changes nothing: no
+        schema, no indexes (a first ingestion builds those at its end)."""
+        self = cls.__new__(cls)
+        self.path = path
+        self._conn = connect(str(path))
+        self._conn.execute("PRAGMA query_only=1")
+        self._file_ids = {}
+        self.last_counters = IngestCounters()
+        self.token = 0
+        return self
+
+    def snapshot(self) -> None:
+        """Begin a read transaction: the statements of one answer see one state."""
+        self._conn.execute("BEGIN")
+
+    def end_snapshot(self) -> None:
+        self._conn.execute("ROLLBACK")
+
     def _schema_version(self) -> int | None:
         try:
             row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()

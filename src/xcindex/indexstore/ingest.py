@@ -23,6 +23,7 @@ from xcindex.indexstore.database import Database, IngestCounters
 from xcindex.indexstore.layout import format_dir, records_dir, units_dir
 from xcindex.indexstore.model import DependencyKind, ReadFailure, UnitInfo
 from xcindex.indexstore.pool import WorkerDied, WorkerPool
+from xcindex.indexstore.writer import is_generated_source
 
 log = get_logger(__name__)
 
@@ -49,6 +50,92 @@ def _test_units(units: Sequence[UnitInfo]) -> dict[str, bool]:
         u.name: any(d.kind == DependencyKind.UNIT and d.module_name in TEST_MODULES for d in u.dependencies)
         for u in units
     }
+
+
+class LiveUnits:
+    """Makes units live while a first ingestion runs, once their records are all in.
+
+    Only on demand (`request`, when a question would otherwise wait): an ingestion nobody
+    asks during writes its units at the end, as before, in one step. Once asked, the
+    units that are ready are written and marked live at once, and after every batch of
+    records from then on, so answers see a growing subset of the final one. Exact: a unit
+    is made live early only if it is the one the end of the ingestion makes live (its
+    main file exists and is the user's, and it is strictly the newest unit for that file);
+    ties and everything else wait for the end (`recompute_live_units`).
+    """
+
+    def __init__(self) -> None:
+        self.wanted = False
+        self.live = 0
+        """Units made live early so far."""
+        self._db: Database | None = None
+        self._units: dict[str, UnitInfo] = {}
+        self._is_test: dict[str, bool] = {}
+        self._waiting: dict[str, int] = {}
+        self._wanted_by: dict[str, list[str]] = {}
+        self._ready: list[str] = []
+        self.written: set[str] = set()
+        self._lock = anyio.Lock()
+
+    def arm(
+        self, db: Database, candidates: list[UnitInfo], missing: set[str], is_test: dict[str, bool]
+    ) -> None:
+        self._db, self._is_test = db, is_test
+        for unit in candidates:
+            self._units[unit.name] = unit
+            records = {d.name for d in unit.dependencies if d.kind == DependencyKind.RECORD} & missing
+            for record in records:
+                self._wanted_by.setdefault(record, []).append(unit.name)
+            if records:
+                self._waiting[unit.name] = len(records)
+            else:
+                self._ready.append(unit.name)
+
+    async def disarm(self) -> None:
+        """The end of the ingestion writes the rest; no early write may overlap it."""
+        async with self._lock:
+            self._db = None
+
+    def records_done(self, names: list[str]) -> None:
+        for record in names:
+            for unit in self._wanted_by.pop(record, ()):
+                self._waiting[unit] -= 1
+                if not self._waiting[unit]:
+                    del self._waiting[unit]
+                    self._ready.append(unit)
+
+    async def request(self) -> None:
+        """Someone is asking: make live what is ready now, and keep doing so."""
+        self.wanted = True
+        await self.publish()
+
+    async def publish(self) -> None:
+        async with self._lock:
+            db, ready = self._db, self._ready
+            if db is None or not ready:
+                return
+            self._ready = []
+            units = [self._units[name] for name in ready]
+            await anyio.to_thread.run_sync(lambda: db.replace_units(units, self._is_test, live=True))
+            self.written.update(ready)
+            self.live += len(ready)
+
+
+def _early_candidates(units: list[UnitInfo]) -> list[UnitInfo]:
+    """The units that the end of an ingestion into an empty database will make live, where
+    that is certain already (see LiveUnits and WriteSide.recompute_live_units)."""
+    by_file: dict[str, list[UnitInfo]] = {}
+    for unit in units:
+        if not unit.is_system and unit.main_file:
+            by_file.setdefault(unit.main_file, []).append(unit)
+    chosen: list[UnitInfo] = []
+    for path, group in by_file.items():
+        if is_generated_source(path) or not os.path.exists(path):
+            continue
+        group.sort(key=lambda u: u.mtime_ns, reverse=True)
+        if len(group) == 1 or group[0].mtime_ns > group[1].mtime_ns:
+            chosen.append(group[0])
+    return chosen
 
 
 @dataclass
@@ -113,7 +200,10 @@ async def refresh(
     *,
     workers: WorkerPool,
     progress: ProgressCallback | None = None,
+    live: LiveUnits | None = None,
 ) -> RefreshReport:
+    """Take in what changed. `live`, on a first ingestion (no units yet), lets questions
+    asked during it see the units whose records are in (see LiveUnits)."""
     started = time.perf_counter()
     counters = IngestCounters()
     report = RefreshReport(counters)
@@ -174,8 +264,15 @@ async def refresh(
         record_failures.extend(r for r in results if isinstance(r, ReadFailure))
         counters.records_read += sum(1 for r in results if r is True)
         done += len(batch)
+        if early is not None:
+            early.records_done(batch)
+            if early.wanted:
+                await early.publish()
         if progress is not None:
             await progress(done, len(missing), "records")
+
+    is_test = _test_units(units)
+    early = live if live is not None and not known and units else None
 
     bulk = False
     if missing:
@@ -183,17 +280,30 @@ async def refresh(
         if bulk:
             await anyio.to_thread.run_sync(db.begin_bulk_load)
         try:
+            if early is not None:  # from here on, only early writes use `db` until disarmed
+                candidates = await anyio.to_thread.run_sync(_early_candidates, units)
+                early.arm(db, candidates, set(missing), is_test)
+                if early.wanted:
+                    await early.publish()
+            if progress is not None:  # the records to read are known: say so before the first batch
+                await progress(0, len(missing), "records")
             async with anyio.create_task_group() as tg:
                 for batch in _batches(missing, RECORD_BATCH):
                     tg.start_soon(ingest_record_batch, batch)
         finally:
-            if bulk:
-                with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):
+                if early is not None:
+                    await early.disarm()
+                if bulk:
                     await anyio.to_thread.run_sync(db.end_bulk_load)
 
-    is_test = _test_units(units)
-    if units:
-        await anyio.to_thread.run_sync(db.replace_units, units, is_test)
+    if early is not None:
+        await early.disarm()
+        units_left = [u for u in units if u.name not in early.written]
+    else:
+        units_left = units
+    if units_left:
+        await anyio.to_thread.run_sync(db.replace_units, units_left, is_test)
     failure_rows = [(f.name, "unit", on_disk.get(f.name, 0), f.message) for f in unit_failures]
     failure_rows += [(f.name, "record", 0, f.message) for f in record_failures]
     if failure_rows:

@@ -20,11 +20,17 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from xcindex.indexstore.binding import IndexStore, IndexStoreError, LibraryInfo, ffi
 from xcindex.indexstore.model import ReadFailure, RecordData, UnitInfo
+
+SLOW_INGEST_ENV = "XCINDEX_TEST_SLOW_INGEST_S"
+"""A fake for tests only: the worker sleeps this many seconds before each batch of records
+it ingests, so that a test can hold a first ingestion open long enough to ask during it
+(a real store big enough for that takes minutes to build on a small machine)."""
 
 _open_stores: dict[str, IndexStore] = {}
 _MESSAGE_SIZE = 512
@@ -84,6 +90,8 @@ def ingest_records(store_path: str, names: list[str], options: dict[str, Any]) -
     """Read the records and write them into `options["database"]` (one transaction):
     per name, True (written), False (already there) or its ReadFailure."""
     database, token = str(options["database"]), int(options["token"])
+    if slow := os.environ.get(SLOW_INGEST_ENV):
+        time.sleep(float(slow))
     lib, _ = native_ingester()
     if lib is None:
         return _ingest_in_python(store_path, names, database, token)

@@ -4,7 +4,8 @@ Records are written by the ingestion workers themselves, one transaction per bat
 the compiled ingester (`native_ingest.c`) or, where none could be built, by `RecordWriter`
 below. Units and their edges are written by the server after all of their records are in,
 so a process killed in the middle of an ingestion leaves nothing half-done that looks
-finished.
+finished (a unit made live early, during a first ingestion someone asks during, has all of
+its records and is one the end would make live too).
 """
 
 from __future__ import annotations
@@ -164,9 +165,15 @@ class WriteSide:
             self._file_ids[path] = file_id
         return file_id
 
-    def replace_units(self, units: Sequence[UnitInfo], is_test: dict[str, bool]) -> None:
-        """Write (or rewrite) units and their edges. Their records must already be in."""
-        self._conn.execute("BEGIN")
+    def replace_units(
+        self, units: Sequence[UnitInfo], is_test: dict[str, bool], *, live: bool = False
+    ) -> None:
+        """Write (or rewrite) units and their edges. Their records must already be in.
+        `live`: mark them live in the same transaction (units that a first ingestion still
+        under way already knows will be; see ingest.LiveUnits). Immediate: the workers may
+        be writing records at the same time, and a deferred transaction that read first
+        could not take the write lock after one of their commits."""
+        self._conn.execute("BEGIN IMMEDIATE")
         try:
             for unit in units:
                 self._delete_unit(unit.name)
@@ -186,6 +193,8 @@ class WriteSide:
                     ),
                 )
                 unit_id = int(cursor.lastrowid or 0)
+                if live:
+                    self._conn.execute("UPDATE units SET live = 1 WHERE id = ?", (unit_id,))
                 if unit.is_system:
                     continue
                 for dep in unit.dependencies:

@@ -54,6 +54,25 @@ class Freshness:
             verdict["overlayFiles"] = list(self.overlay_files[:limit])
         return verdict
 
+    def while_indexing(self, done: int, total: int, live_files: int) -> Freshness:
+        """This verdict for an answer read while the store's first ingestion still runs:
+        `indexing` (even for an empty list, which proves nothing yet), with the progress."""
+        progress = f"{done} of {total} records ingested" if total else "reading its units"
+        return Freshness(
+            completeness=Completeness.INDEXING,
+            stale_files=self.stale_files,
+            session_edited_files=self.session_edited_files,
+            warnings=(
+                *self.warnings,
+                AnswerWarning(
+                    WarningCode.INDEX_FIRST_INGESTION_RUNNING,
+                    f"The first ingestion of this index store is still running ({progress}; "
+                    f"{live_files} source files answerable so far): this answer covers only those "
+                    "files and may miss results. Ask again later; status shows the progress.",
+                ),
+            ),
+        )
+
     def notes(self, budget: int | None = None) -> list[str]:
         limit = None if budget is None else VERDICT_LISTED
         lines: list[str] = []
