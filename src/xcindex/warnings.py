@@ -62,6 +62,13 @@ class ProjectKind(StrEnum):
     STORE = "store"
 
 
+class FailureKind(StrEnum):
+    """What kind of index-store file could not be read."""
+
+    UNIT = "unit"
+    RECORD = "record"
+
+
 class MatchedBy(StrEnum):
     """How find_symbol's candidates matched the name (docs/tools.md, "Resolving names")."""
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from xcindex.indexstore.database import OccurrenceRow, SymbolRow
+from xcindex.indexstore.ingest import Unreadable
 from xcindex.indexstore.state import IndexState
 from xcindex.presentation.text import (
     render_conformances,
@@ -32,7 +33,7 @@ from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch
 from xcindex.tools.references import Site, SitesAnswer
 from xcindex.tools.status import StatusAnswer
 from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer
-from xcindex.warnings import Completeness, MatchedBy
+from xcindex.warnings import Completeness, FailureKind, MatchedBy
 
 BUDGET = RESPONSE_BUDGET_CHARS
 ROOT = "/Users/someone/Developer/a-company/a-very-large-application-monorepo/Packages/FeatureModules"
@@ -168,7 +169,7 @@ def test_status_with_thousands_of_stale_files_lists_a_bounded_number() -> None:
         progress=(0, 0),
         last_refresh=None,
         counts=None,
-        failures=tuple(("record", f"record-{i}", "corrupt " * 20) for i in range(2000)),
+        failures=tuple(Unreadable(FailureKind.RECORD, f"record-{i}", "corrupt " * 20) for i in range(2000)),
     )
     answer = StatusAnswer(
         state,

@@ -29,7 +29,7 @@ import anyio.to_thread
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
 from xcindex.indexstore.database import Counts, Database, database_path_for
-from xcindex.indexstore.ingest import LiveUnits, RefreshReport, newest_write_ns, refresh
+from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns, refresh
 from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
@@ -181,7 +181,7 @@ class IndexActor:
         self._counts: Counts | None = None
         self._units_mtime_ns = -1
         self._refresh_lock = anyio.Lock()
-        self._failures: tuple[tuple[str, str, str], ...] = ()
+        self._failures: tuple[Unreadable, ...] = ()
         self._listeners: set[ProgressListener] = set()
         self._in_flight = 0
         self._unserved: dict[int, Envelope[IndexRequest, Any]] = {}

@@ -24,6 +24,7 @@ from xcindex.indexstore.layout import format_dir, records_dir, units_dir
 from xcindex.indexstore.model import DependencyKind, ReadFailure, UnitInfo
 from xcindex.indexstore.pool import WorkerDied, WorkerPool
 from xcindex.indexstore.writer import is_generated_source
+from xcindex.warnings import FailureKind
 
 log = get_logger(__name__)
 
@@ -138,10 +139,19 @@ def _early_candidates(units: list[UnitInfo]) -> list[UnitInfo]:
     return chosen
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A unit or record file of the store that could not be read (and was skipped)."""
+
+    kind: FailureKind
+    name: str
+    message: str
+
+
 @dataclass
 class RefreshReport:
     counters: IngestCounters
-    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, name, message)
+    failures: list[Unreadable] = field(default_factory=list)
     duration_s: float = 0.0
     changed: bool = False
 
@@ -304,8 +314,8 @@ async def refresh(
         units_left = units
     if units_left:
         await anyio.to_thread.run_sync(db.replace_units, units_left, is_test)
-    failure_rows = [(f.name, "unit", on_disk.get(f.name, 0), f.message) for f in unit_failures]
-    failure_rows += [(f.name, "record", 0, f.message) for f in record_failures]
+    failure_rows = [(f.name, FailureKind.UNIT, on_disk.get(f.name, 0), f.message) for f in unit_failures]
+    failure_rows += [(f.name, FailureKind.RECORD, 0, f.message) for f in record_failures]
     if failure_rows:
         await anyio.to_thread.run_sync(db.record_failures, failure_rows)
         counters.failures = len(failure_rows)
@@ -316,9 +326,10 @@ async def refresh(
     still_failing = await anyio.to_thread.run_sync(db.known_failures)
     wanted_records = await anyio.to_thread.run_sync(db.wanted_missing_records)
     report.failures.extend(
-        (kind, name, message)
+        Unreadable(FailureKind(kind), name, message)
         for name, (kind, _, message) in sorted(still_failing.items())
-        if (kind == "unit" and name in on_disk) or (kind == "record" and name in wanted_records)
+        if (kind == FailureKind.UNIT and name in on_disk)
+        or (kind == FailureKind.RECORD and name in wanted_records)
     )
 
     if counters.records_read and not bulk:

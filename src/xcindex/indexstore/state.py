@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xcindex.indexstore.database import Counts
-from xcindex.indexstore.ingest import RefreshReport
+from xcindex.indexstore.ingest import RefreshReport, Unreadable
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class IndexState:
     progress: tuple[int, int]
     last_refresh: RefreshReport | None
     counts: Counts | None
-    failures: tuple[tuple[str, str, str], ...]
+    failures: tuple[Unreadable, ...]
 
 
 @dataclass(frozen=True)

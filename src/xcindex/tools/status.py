@@ -11,7 +11,7 @@ from xcindex.indexstore.state import IndexState
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.common import AnswerWarning, project_stale_files
 from xcindex.tools.shapes import LspChildJson, StatusJson
-from xcindex.warnings import Completeness, WarningCode
+from xcindex.warnings import Completeness, FailureKind, WarningCode
 
 if TYPE_CHECKING:
     from xcindex.lsp.snapshot import LspChildStatus
@@ -100,7 +100,9 @@ class StatusAnswer:
                 "recordsRead": report.counters.records_read,
                 "recordsReused": report.counters.records_reused,
             },
-            "unreadable": [{"kind": k, "name": n, "message": m} for k, n, m in state.failures[:limit]],
+            "unreadable": [
+                {"kind": str(f.kind), "name": f.name, "message": f.message} for f in state.failures[:limit]
+            ],
             "unreadableCount": len(state.failures),
             "databasePath": str(state.database_path),
             "sourcekitLsp": list(self.lsp),
@@ -127,7 +129,7 @@ def lsp_child_json(child: LspChildStatus) -> LspChildJson:
 
 
 def unreadable_warnings(state: IndexState) -> list[AnswerWarning]:
-    units = sum(1 for kind, _, _ in state.failures if kind == "unit")
+    units = sum(1 for f in state.failures if f.kind is FailureKind.UNIT)
     records = len(state.failures) - units
     found: list[AnswerWarning] = []
     if units:
