@@ -31,6 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # its own, so edits recorded by a developer's own agent session (or a hook run by hand
     # in this checkout) never make the tests' answers stale.
     os.environ["CLAUDE_PROJECT_DIR"] = tempfile.mkdtemp(prefix="xcindex-test-project-")
+    # The compiled ingester is built once per test session, not once per fresh cache folder.
+    os.environ.setdefault("XCINDEX_NATIVE_DIR", tempfile.mkdtemp(prefix="xcindex-test-native-"))
     # Hypothesis keeps a cache (and, unless told not to, an example database) in
     # `.hypothesis/` of the working directory: the tests write nothing into the repository.
     from hypothesis.configuration import set_hypothesis_home_dir

@@ -86,6 +86,16 @@ _cache: dict[str, tuple[int, PackageDescription | None]] = {}
 _lock = threading.Lock()
 
 
+def _private_env(scratch_root: Path) -> dict[str, str]:
+    """SwiftPM and clang keep caches in HOME and TMPDIR (manifests, module cache, URL
+    cache): point both into xcindex's cache folder, so that reading a package's description
+    writes nothing of the user's."""
+    home, tmp = scratch_root / "home", scratch_root / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "TMPDIR": str(tmp)}
+
+
 def describe_package(root: Path, scratch_root: Path) -> PackageDescription | None:
     """The package at root as SwiftPM describes it; None when it is not a package or SwiftPM
     cannot describe it (the caller falls back to what the index says). Blocking."""
@@ -118,6 +128,7 @@ def describe_package(root: Path, scratch_root: Path) -> PackageDescription | Non
             text=True,
             timeout=DESCRIBE_TIMEOUT_S,
             check=False,
+            env=_private_env(scratch_root),
         )
         description = parse_description(root, result.stdout) if result.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as error:

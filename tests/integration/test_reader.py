@@ -39,6 +39,7 @@ def test_library_version_and_units_for_every_fixture_source(canary_store: Path) 
         "CanaryCore": "CanaryCore",
         "CanaryFeatures": "CanaryFeatures",
         "CanaryCoreTests": "CanaryCoreTests",
+        "canary-tool": "canary_tool",
     }
     test_unit = units[str((CANARY / "Tests/CanaryCoreTests/UserServiceTests.swift").resolve())]
     imported = {d.module_name for d in test_unit.dependencies if d.kind == DependencyKind.UNIT}

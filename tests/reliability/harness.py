@@ -50,8 +50,9 @@ def server_env(cache_dir: Path, tag: str, extra: Mapping[str, str] | None = None
         # The session ledger of the test session, not of whoever runs the tests.
         "CLAUDE_PROJECT_DIR": os.environ["CLAUDE_PROJECT_DIR"],
     }
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    for shared in ("PYTHONPATH", "XCINDEX_NATIVE_DIR"):  # the test session's compiled ingester, built once
+        if shared in os.environ:
+            env[shared] = os.environ[shared]
     env.update(extra or {})
     return env
 

@@ -58,6 +58,8 @@ async def resolve_usrs(client: Client) -> dict[str, str]:
             "find_symbol", {"symbolName": entry["name"], "projectPath": str(CANARY)}
         )
         for result in (found.structured_content or {})["results"]:
+            if result["definitionPath"] is None:
+                continue  # an SDK symbol the project uses: no source here
             if (rel(result["definitionPath"]), result["definitionLine"]) == (
                 entry["definitionPath"],
                 entry["definitionLine"],
@@ -141,6 +143,41 @@ def question_menu(usrs: dict[str, str]) -> list[tuple[str, dict[str, Any], Check
                 ),
             )
         )
+    for key, case in load_expected("calls.json").items():
+        if key.startswith("_"):
+            continue
+        menu.append(
+            (
+                "call_hierarchy",
+                {"symbolName": key, "direction": case["direction"], "depth": case["depth"]},
+                equal(
+                    "calls",
+                    {call["site"] for call in case["calls"]},
+                    lambda calls: {
+                        f"{rel(site['path'])}:{site['line']}:{site['column']}"
+                        for group in calls
+                        for site in group["sites"]
+                    },
+                ),
+            )
+        )
+    for key, case in load_expected("types.json").items():
+        if key.startswith("_"):
+            continue
+        menu.append(
+            (
+                "type_hierarchy",
+                {"symbolName": key, "direction": case["direction"], "depth": case["depth"]},
+                equal(
+                    "links",
+                    {link["site"] for link in case["links"]},
+                    lambda links: {f"{rel(link['path'])}:{link['line']}:{link['column']}" for link in links},
+                ),
+            )
+        )
+    # The diff of the working tree against HEAD: whatever it holds, every concurrent answer
+    # is the same and names the revision it compared with.
+    menu.append(("change_impact", {}, equal("base", "HEAD", str)))
     menu.append(("status", {}, equal("completeness", "complete", str)))
     sources = sorted({e["path"] for sites in load_expected("references.json").values() for e in sites})
     menu.append(

@@ -70,6 +70,9 @@ async def every_tool(server: RawServer, *, with_lsp: bool = True) -> dict[str, d
         "blast_radius": {"filePath": source},
         "status": {},
         "wait_for_fresh": {"files": [source], "timeoutSeconds": 0},
+        "call_hierarchy": {"usr": usr, "direction": "outgoing"},
+        "type_hierarchy": {"usr": usr, "direction": "supertypes"},
+        "change_impact": {},
     }
     if with_lsp:  # the one tool that starts sourcekit-lsp
         calls["plan_rename"] = {"usr": usr, "newName": "AccountService"}

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from xcindex.indexstore.cache import cache_dir
 from xcindex.indexstore.library import find_library, toolchain_roots
 
 SOURCE = Path(__file__).with_name("native_ingest.c")
@@ -40,12 +41,11 @@ void xci_close(void);
 
 
 def native_dir() -> Path:
-    """Where built binaries live: a machine-wide build cache, apart from the databases (a
-    fresh `XCINDEX_CACHE_DIR` must not cost a compile)."""
+    """Where built binaries live: `XCINDEX_NATIVE_DIR`, else the cache folder's `native/`
+    (so that xcindex writes nothing outside the cache folder it was given)."""
     if configured := os.environ.get(NATIVE_DIR_ENV):
         return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "xcindex" / "native"
+    return cache_dir() / "native"
 
 
 def sqlite_library() -> str | None:
