@@ -142,7 +142,7 @@ def apply_plans(plans: list[RenamePlan]) -> int:
         for r in plan.ranges:
             if r.tier != "red-stale":
                 edits[r.path].add(
-                    (r.line, _utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
+                    (r.line, utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
                 )
     for path, sites in edits.items():
         lines = Path(path).read_bytes().split(b"\n")
@@ -154,7 +154,7 @@ def apply_plans(plans: list[RenamePlan]) -> int:
     return sum(len(sites) for sites in edits.values())
 
 
-def _utf8_column(path: str, line: int, column: int, source: str) -> int:
+def utf8_column(path: str, line: int, column: int, source: str) -> int:
     if source != "sourcekit-lsp":
         return column
     text = Path(path).read_bytes().split(b"\n")[line - 1].decode("utf-8")
