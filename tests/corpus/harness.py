@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 
 from tests.conftest import REPO, swift_executable
 from xcindex.tools.plan_rename import RenamePlan, base_name
+from xcindex.tools.rename_scan import Mention
 
 PACKAGES = ("swift-log", "yams")
 _ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILINE)
@@ -90,6 +92,12 @@ class Outcome:
     passed: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
     output: str = ""
+    exit_code: int = 0
+    """Of the test run: non-zero with no failed test is a crash (a test process that died)."""
+
+    @property
+    def killed(self) -> bool:
+        return self.built and (bool(self.failed) or self.exit_code != 0)
 
 
 def test_results(output: str) -> tuple[set[str], set[str]]:
@@ -129,13 +137,20 @@ def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, s
         env={**os.environ, **(env or {})},
     )
     passed, failed = test_results(result.stdout + result.stderr)
-    return Outcome(True, passed=passed, failed=failed, output=result.stdout[-2000:] + result.stderr[-2000:])
+    return Outcome(
+        True,
+        passed=passed,
+        failed=failed,
+        output=result.stdout[-2000:] + result.stderr[-2000:],
+        exit_code=result.returncode,
+    )
 
 
-def apply_plans(plans: list[RenamePlan]) -> int:
+def apply_plans(plans: list[RenamePlan], also: Iterable[tuple[RenamePlan, Mention]] = ()) -> int:
     """Edit the files at every range of the plans that is not red (UTF-8 columns for index
-    ranges; the UTF-16 columns of sourcekit-lsp ranges are converted on the line), right to
-    left on each line, all plans at once (they were all computed on the same text)."""
+    ranges; the UTF-16 columns of sourcekit-lsp ranges are converted on the line), and at
+    the safety net's sites in `also` (UTF-8 columns), right to left on each line, all at
+    once (they were all computed on the same text)."""
     edits: dict[str, set[tuple[int, int, bytes, bytes]]] = defaultdict(set)
     for plan in plans:
         old = base_name(plan.old_name or "").encode()
@@ -144,6 +159,9 @@ def apply_plans(plans: list[RenamePlan]) -> int:
                 edits[r.path].add(
                     (r.line, utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
                 )
+    for plan, site in also:
+        old = base_name(plan.old_name or "").encode()
+        edits[site.path].add((site.line, site.column, old, plan.new_name.encode()))
     for path, sites in edits.items():
         lines = Path(path).read_bytes().split(b"\n")
         for line, column, old, new in sorted(sites, reverse=True):
@@ -152,6 +170,34 @@ def apply_plans(plans: list[RenamePlan]) -> int:
             lines[line - 1] = text[: column - 1] + new + text[column - 1 + len(old) :]
         Path(path).write_bytes(b"\n".join(lines))
     return sum(len(sites) for sites in edits.values())
+
+
+def local_witnesses(plan: RenamePlan) -> list[Mention]:
+    """What an agent following the plan's `local_conformance` warning renames: the unproven
+    code sites that declare the old name (`func`, `var`, `let`) inside the body of a type
+    the warning names (its lines up to the first one indented no deeper than its own)."""
+    name = base_name(plan.old_name or "")
+    declares = re.compile(rf"\b(?:func|var|let)\s+{re.escape(name)}\b")
+    found: list[Mention] = []
+    for local in (m for m in plan.unproven if m.kind == "local_conformance"):
+        lines = Path(local.path).read_text(encoding="utf-8").split("\n")
+        head = lines[local.line - 1]
+        indent = len(head) - len(head.lstrip())
+        end = len(lines)
+        for number in range(local.line + 1, len(lines) + 1):
+            text = lines[number - 1]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                end = number
+                break
+        found.extend(
+            m
+            for m in plan.unproven
+            if m.kind == "code"
+            and m.path == local.path
+            and local.line < m.line < end
+            and declares.search(m.text)
+        )
+    return found
 
 
 def utf8_column(path: str, line: int, column: int, source: str) -> int:
