@@ -30,6 +30,8 @@ _ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILIN
 _XCTEST = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' (passed|failed)")
 _SWIFT_TESTING = re.compile(r"^[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\)) (passed|failed)", re.MULTILINE)
 _SWIFT_TESTING_FAIL = re.compile(r"^✘ Test (\S.*?\)) recorded an issue", re.MULTILINE)
+_XCTEST_STARTED = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' started")
+_SWIFT_TESTING_STARTED = re.compile(r"^◇ Test (\S.*?\)) started", re.MULTILINE)
 
 
 def shared_dir() -> Path:
@@ -108,7 +110,32 @@ def test_results(output: str) -> tuple[set[str], set[str]]:
     for test, status in _SWIFT_TESTING.findall(output):
         (passed if status == "passed" else failed).add(test)
     failed.update(_SWIFT_TESTING_FAIL.findall(output))
+    # A test that started and never finished is the one the test process died in.
+    started = {f"{suite}.{test}" for suite, test in _XCTEST_STARTED.findall(output)}
+    started.update(_SWIFT_TESTING_STARTED.findall(output))
+    failed |= started - passed
     return passed - failed, failed
+
+
+def listed_tests(package: Path) -> list[str]:
+    """Every test's identifier as `swift test --filter` matches it (`Module.Suite/test`)."""
+    result = subprocess.run(
+        [swift_executable(), "test", "list", "--skip-build", "--package-path", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return [line.strip() for line in result.stdout.splitlines() if "/" in line]
+
+
+def ids_of(name: str, ids: list[str]) -> list[str]:
+    """The identifiers a test named in the output (`Suite.test` for XCTest, `test()` for
+    Swift Testing) can be."""
+    if name.endswith(")"):
+        return [i for i in ids if i.endswith("/" + name)]
+    suite, _, test = name.rpartition(".")
+    return [i for i in ids if i.endswith(f".{suite}/{test}") or i == f"{suite}/{test}"]
 
 
 def build_and_test(

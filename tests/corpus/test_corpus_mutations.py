@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus.harness import build_and_test, prepared, restore, run_tests
+from tests.corpus.harness import build_and_test, ids_of, listed_tests, prepared, restore, run_tests
 from tests.scoring import MEASURED
 from xcindex.engine import Engine
 from xcindex.tools.blast_radius import BlastRadiusAnswer
@@ -81,14 +81,16 @@ def candidates(package: Path) -> list[Mutant]:
     return ordered[:MAX_CANDIDATES]
 
 
-def selection(answer: BlastRadiusAnswer) -> str | None:
-    """The `--filter` of blast_radius's command; None when it covers the whole suite."""
+def selection(answer: BlastRadiusAnswer, ids: list[str]) -> set[str]:
+    """The identifiers blast_radius's `swift test --filter` selects (all for the whole suite),
+    matched the way `swift test` matches its filter."""
     if answer.whole_suite:
-        return None
+        return set(ids)
     command = answer.swift_test_command
     if command is None:
-        return "^$"  # no covering test: run nothing
-    return command.split("--filter ", 1)[1].strip("'")
+        return set()
+    pattern = re.compile(command.split("--filter ", 1)[1].strip("'"))
+    return {i for i in ids if pattern.search(i)}
 
 
 @pytest.mark.parametrize("package_name", ["swift-log", "yams"])
@@ -96,7 +98,11 @@ async def test_every_test_a_mutation_breaks_is_selected_by_blast_radius(package_
     started = time.monotonic()
     package = prepared(package_name)
     baseline = run_tests(package)
-    assert baseline.passed
+    assert baseline.passed, baseline.output
+    assert not baseline.failed, baseline.output
+    ids = listed_tests(package)
+    for name in baseline.passed:
+        assert ids_of(name, ids), f"{name} is not in `swift test list`: names cannot be matched"
     mutants = candidates(package)
     answers: dict[Path, BlastRadiusAnswer] = {}
     async with Engine() as engine:
@@ -113,27 +119,29 @@ async def test_every_test_a_mutation_breaks_is_selected_by_blast_radius(package_
         try:
             mutant.apply()
             full = build_and_test(package)
-            if not full.killed:
-                continue
-            killed += 1
-            answer = answers[mutant.path]
-            test_filter = selection(answer)
-            chosen = full if test_filter is None else run_tests(package, test_filter=test_filter)
         finally:
             restore(package)
-        missed = full.failed - chosen.failed
-        if full.exit_code != 0 and not full.failed and chosen.exit_code == 0:
-            missed = {"(the crash of the full run)"}
-        selected = len(chosen.passed) + len(chosen.failed)
-        selected_total += selected
+        if not full.killed:
+            continue
+        killed += 1
+        answer = answers[mutant.path]
+        chosen = selection(answer, ids)
+        failing = {name: ids_of(name, ids) for name in full.failed}
+        # Strict: a failing name that could be several tests needs all of them selected.
+        missed = sorted(name for name, owners in failing.items() if not owners or not set(owners) <= chosen)
+        if not full.failed:
+            missed.append("(a crash no test was running in)")
+        selected_total += len(chosen)
         failed_total += len(full.failed)
         where = (
             f"{mutant.path.relative_to(package)}:{mutant.line} `{mutant.old.strip()}`→`{mutant.new.strip()}`"
         )
         rows.append(
-            f"{where}: {len(full.failed)} failing, {selected} selected"
-            + (" (whole suite)" if test_filter is None else "")
-            + (f", MISSED {sorted(missed)}" if missed else "")
+            f"{where}: {len(full.failed)} failing"
+            + (f" (crash: exit {full.exit_code})" if full.exit_code not in (0, 1) else "")
+            + f", {len(chosen)} selected"
+            + (" (whole suite)" if answer.whole_suite else "")
+            + (f", MISSED {missed}" if missed else "")
         )
         if missed:
             misses.append(rows[-1])
