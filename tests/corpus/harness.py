@@ -28,10 +28,10 @@ from xcindex.tools.rename_scan import Mention
 PACKAGES = ("swift-log", "yams")
 _ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILINE)
 _XCTEST = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' (passed|failed)")
-_SWIFT_TESTING = re.compile(r"^[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\)) (passed|failed)", re.MULTILINE)
-_SWIFT_TESTING_FAIL = re.compile(r"^✘ Test (\S.*?\)) recorded an issue", re.MULTILINE)
-_XCTEST_STARTED = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' started")
-_SWIFT_TESTING_STARTED = re.compile(r"^◇ Test (\S.*?\)) started", re.MULTILINE)
+_SWIFT_TESTING = re.compile(
+    r"[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\))(?: with \d+ test cases?)? (passed|failed)", re.MULTILINE
+)
+_SWIFT_TESTING_FAIL = re.compile(r"✘ Test (\S.*?\)) recorded an issue")
 
 
 def shared_dir() -> Path:
@@ -95,14 +95,20 @@ class Outcome:
     failed: set[str] = field(default_factory=set)
     output: str = ""
     exit_code: int = 0
-    """Of the test run: non-zero with no failed test is a crash (a test process that died)."""
+
+    @property
+    def crashed(self) -> bool:
+        """The test process died (a signal): the tests in flight are not reported."""
+        return "unexpected signal" in self.output
 
     @property
     def killed(self) -> bool:
-        return self.built and (bool(self.failed) or self.exit_code != 0)
+        return self.built and (bool(self.failed) or self.crashed)
 
 
-def test_results(output: str) -> tuple[set[str], set[str]]:
+def parse_results(output: str) -> tuple[set[str], set[str]]:
+    """Passed and failed test names; tests log to the same output in parallel, so the
+    markers are found anywhere on a line."""
     passed: set[str] = set()
     failed: set[str] = set()
     for suite, test, status in _XCTEST.findall(output):
@@ -110,10 +116,6 @@ def test_results(output: str) -> tuple[set[str], set[str]]:
     for test, status in _SWIFT_TESTING.findall(output):
         (passed if status == "passed" else failed).add(test)
     failed.update(_SWIFT_TESTING_FAIL.findall(output))
-    # A test that started and never finished is the one the test process died in.
-    started = {f"{suite}.{test}" for suite, test in _XCTEST_STARTED.findall(output)}
-    started.update(_SWIFT_TESTING_STARTED.findall(output))
-    failed |= started - passed
     return passed - failed, failed
 
 
@@ -163,7 +165,7 @@ def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, s
         check=False,
         env={**os.environ, **(env or {})},
     )
-    passed, failed = test_results(result.stdout + result.stderr)
+    passed, failed = parse_results(result.stdout + result.stderr)
     return Outcome(
         True,
         passed=passed,
