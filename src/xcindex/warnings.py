@@ -123,6 +123,7 @@ class RangeReason(StrEnum):
     COMPILE_COMMANDS_MISSING = "compile_commands_missing"
     FILE_NEWER_THAN_UNIT = "file_newer_than_unit"
     WITNESS_BY_SIGNATURE = "witness_by_signature"
+    WITNESS_IN_OTHER_PROTOCOL_EXTENSION = "witness_in_other_protocol_extension"
     LSP_MAPPED_TO_NAME = "lsp_mapped_to_name"
     SETTLED_AT_SITE = "settled_at_site"
 

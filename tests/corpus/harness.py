@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,12 +23,15 @@ import pytest
 
 from tests.conftest import REPO, swift_executable
 from xcindex.tools.plan_rename import RenamePlan, base_name
+from xcindex.tools.rename_scan import Mention
 
 PACKAGES = ("swift-log", "yams")
 _ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILINE)
 _XCTEST = re.compile(r"Test Case '-?\[?([\w.]+)[ /.](\w+)\]?' (passed|failed)")
-_SWIFT_TESTING = re.compile(r"^[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\)) (passed|failed)", re.MULTILINE)
-_SWIFT_TESTING_FAIL = re.compile(r"^✘ Test (\S.*?\)) recorded an issue", re.MULTILINE)
+_SWIFT_TESTING = re.compile(
+    r"[✔✘] Test (?:\"[^\"]*\" |)?(\S.*?\))(?: with \d+ test cases?)? (passed|failed)", re.MULTILINE
+)
+_SWIFT_TESTING_FAIL = re.compile(r"✘ Test (\S.*?\)) recorded an issue")
 
 
 def shared_dir() -> Path:
@@ -90,9 +94,21 @@ class Outcome:
     passed: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
     output: str = ""
+    exit_code: int = 0
+
+    @property
+    def crashed(self) -> bool:
+        """The test process died (a signal): the tests in flight are not reported."""
+        return "unexpected signal" in self.output
+
+    @property
+    def killed(self) -> bool:
+        return self.built and (bool(self.failed) or self.crashed)
 
 
-def test_results(output: str) -> tuple[set[str], set[str]]:
+def parse_results(output: str) -> tuple[set[str], set[str]]:
+    """Passed and failed test names; tests log to the same output in parallel, so the
+    markers are found anywhere on a line."""
     passed: set[str] = set()
     failed: set[str] = set()
     for suite, test, status in _XCTEST.findall(output):
@@ -101,6 +117,27 @@ def test_results(output: str) -> tuple[set[str], set[str]]:
         (passed if status == "passed" else failed).add(test)
     failed.update(_SWIFT_TESTING_FAIL.findall(output))
     return passed - failed, failed
+
+
+def listed_tests(package: Path) -> list[str]:
+    """Every test's identifier as `swift test --filter` matches it (`Module.Suite/test`)."""
+    result = subprocess.run(
+        [swift_executable(), "test", "list", "--skip-build", "--package-path", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return [line.strip() for line in result.stdout.splitlines() if "/" in line]
+
+
+def ids_of(name: str, ids: list[str]) -> list[str]:
+    """The identifiers a test named in the output (`Suite.test` for XCTest, `test()` for
+    Swift Testing) can be."""
+    if name.endswith(")"):
+        return [i for i in ids if i.endswith("/" + name)]
+    suite, _, test = name.rpartition(".")
+    return [i for i in ids if i.endswith(f".{suite}/{test}") or i == f"{suite}/{test}"]
 
 
 def build_and_test(
@@ -124,26 +161,37 @@ def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, s
         [swift_executable(), *args, "--package-path", str(package)],
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=900,
         check=False,
-        env={**os.environ, **(env or {})},
+        # A crashing test process must end at once: the backtracer can hang for many minutes.
+        env={**os.environ, "SWIFT_BACKTRACE": "enable=no", **(env or {})},
     )
-    passed, failed = test_results(result.stdout + result.stderr)
-    return Outcome(True, passed=passed, failed=failed, output=result.stdout[-2000:] + result.stderr[-2000:])
+    passed, failed = parse_results(result.stdout + result.stderr)
+    return Outcome(
+        True,
+        passed=passed,
+        failed=failed,
+        output=result.stdout[-2000:] + result.stderr[-2000:],
+        exit_code=result.returncode,
+    )
 
 
-def apply_plans(plans: list[RenamePlan]) -> int:
+def apply_plans(plans: list[RenamePlan], also: Iterable[tuple[RenamePlan, Mention]] = ()) -> int:
     """Edit the files at every range of the plans that is not red (UTF-8 columns for index
-    ranges; the UTF-16 columns of sourcekit-lsp ranges are converted on the line), right to
-    left on each line, all plans at once (they were all computed on the same text)."""
+    ranges; the UTF-16 columns of sourcekit-lsp ranges are converted on the line), and at
+    the safety net's sites in `also` (UTF-8 columns), right to left on each line, all at
+    once (they were all computed on the same text)."""
     edits: dict[str, set[tuple[int, int, bytes, bytes]]] = defaultdict(set)
     for plan in plans:
         old = base_name(plan.old_name or "").encode()
         for r in plan.ranges:
             if r.tier != "red-stale":
                 edits[r.path].add(
-                    (r.line, _utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
+                    (r.line, utf8_column(r.path, r.line, r.column, r.source), old, plan.new_name.encode())
                 )
+    for plan, site in also:
+        old = base_name(plan.old_name or "").encode()
+        edits[site.path].add((site.line, site.column, old, plan.new_name.encode()))
     for path, sites in edits.items():
         lines = Path(path).read_bytes().split(b"\n")
         for line, column, old, new in sorted(sites, reverse=True):
@@ -154,7 +202,35 @@ def apply_plans(plans: list[RenamePlan]) -> int:
     return sum(len(sites) for sites in edits.values())
 
 
-def _utf8_column(path: str, line: int, column: int, source: str) -> int:
+def local_witnesses(plan: RenamePlan) -> list[Mention]:
+    """What an agent following the plan's `local_conformance` warning renames: the unproven
+    code sites that declare the old name (`func`, `var`, `let`) inside the body of a type
+    the warning names (its lines up to the first one indented no deeper than its own)."""
+    name = base_name(plan.old_name or "")
+    declares = re.compile(rf"\b(?:func|var|let)\s+{re.escape(name)}\b")
+    found: list[Mention] = []
+    for local in (m for m in plan.unproven if m.kind == "local_conformance"):
+        lines = Path(local.path).read_text(encoding="utf-8").split("\n")
+        head = lines[local.line - 1]
+        indent = len(head) - len(head.lstrip())
+        end = len(lines)
+        for number in range(local.line + 1, len(lines) + 1):
+            text = lines[number - 1]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                end = number
+                break
+        found.extend(
+            m
+            for m in plan.unproven
+            if m.kind == "code"
+            and m.path == local.path
+            and local.line < m.line < end
+            and declares.search(m.text)
+        )
+    return found
+
+
+def utf8_column(path: str, line: int, column: int, source: str) -> int:
     if source != "sourcekit-lsp":
         return column
     text = Path(path).read_bytes().split(b"\n")[line - 1].decode("utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xcindex.tools.rename_scan import classify, scan_tree
+from xcindex.tools.rename_scan import classify, local_conformances, scan_tree, unproven_warnings
 
 SOURCE = '''\
 /// Uses ``logLevel`` to filter; see logLevel.
@@ -68,3 +68,26 @@ def test_scan_reports_what_no_range_covers_and_what_the_index_explains(tmp_path:
     assert all(m.text and m.path == str(source) for m in result.unproven)
     assert {m.kind for m in result.text_mentions} == {"comment", "doc_link", "string", "available_renamed"}
     assert result.files_scanned == 1  # .build is never read
+
+
+def test_types_declared_in_function_bodies_adopting_the_protocol_are_named(tmp_path: Path) -> None:
+    source = tmp_path / "T.swift"
+    source.write_text(
+        "struct Known: LogHandler {}\n"
+        "func test() {\n"
+        "    struct Local: Sendable, LogHandler {\n"
+        "        var logLevel: Int { 1 }\n"
+        "    }\n"
+        "    final class Other: NSObject {}\n"
+        "    enum E: String, LogHandlerish { case a }\n"
+        "}\n"
+    )
+    unproven = scan_tree(tmp_path, "logLevel", set(), lambda _path: {(1, 8)}).unproven
+    assert [(m.line, m.kind) for m in unproven] == [(4, "code")]
+    local = local_conformances(unproven, {"LogHandler"}, lambda _path: {(1, 8)})
+    assert [(m.line, m.column, m.end_column, m.kind) for m in local] == [(3, 29, 39, "local_conformance")]
+    assert local[0].text == "struct Local: Sendable, LogHandler {"
+    assert local_conformances(unproven, set(), lambda _path: None) == ()
+    warnings = unproven_warnings("logLevel", (*unproven, *local))
+    assert [str(code) for code, _ in warnings] == ["unproven_occurrences", "unproven_occurrences"]
+    assert f"{source}:3" in warnings[1][1]

@@ -25,8 +25,19 @@ from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.common import canonical_occurrence, file_is_stale
 from xcindex.tools.references import overriding_sites, source_occurrences
-from xcindex.tools.rename_checks import complete_witnesses, refusal_reason, semantic_warnings
-from xcindex.tools.rename_scan import Mention, mentions_json, scan_tree
+from xcindex.tools.rename_checks import (
+    complete_witnesses,
+    refusal_reason,
+    requirement_protocols,
+    semantic_warnings,
+)
+from xcindex.tools.rename_scan import (
+    Mention,
+    local_conformances,
+    mentions_json,
+    scan_tree,
+    unproven_warnings,
+)
 from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
 from xcindex.warnings import RangeReason, RefusalReason, Tier, WarningCode
 
@@ -596,7 +607,11 @@ def index_plan(
                 continue
             reasons = _reasons(db, occ, renamed)
             if renamed_symbol.id in completion.added and occ.roles & (Role.DEFINITION | Role.DECLARATION):
-                reasons = [RangeReason.WITNESS_BY_SIGNATURE]
+                reasons = [
+                    RangeReason.WITNESS_IN_OTHER_PROTOCOL_EXTENSION
+                    if renamed_symbol.id in completion.in_other_protocols
+                    else RangeReason.WITNESS_BY_SIGNATURE
+                ]
             tier = Tier.GREEN_INDEXSTORE
             text = files.line(occ.path, occ.line)
             at = occ.column - 1
@@ -644,23 +659,13 @@ def with_safety_net(db: Database, plan: RenamePlan, root: Path | None) -> Rename
         return {(occ.line, occ.column) for occ in db.occurrences_in_file(path)}
 
     found = scan_tree(root, name, covered, indexed_positions)
-    plan = replace(plan, unproven=found.unproven, text_mentions=found.text_mentions)
-    if not found.unproven:
+    protocols = requirement_protocols(db, (usr for usr, *_where in plan.definitions))
+    local = local_conformances(found.unproven, protocols, indexed_positions)
+    unproven = tuple(sorted((*found.unproven, *local), key=lambda m: m.key))
+    plan = replace(plan, unproven=unproven, text_mentions=found.text_mentions)
+    if not unproven:
         return plan
-    sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in found.unproven[:10])
-    more = f" and {len(found.unproven) - 10} more" if len(found.unproven) > 10 else ""
-    return with_warnings(
-        plan,
-        [
-            (
-                WarningCode.UNPROVEN_OCCURRENCES,
-                f"{len(found.unproven)} written occurrence(s) of {name} in code are not in the plan and the "
-                "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
-                "a function body, a target or package not built, a parameter or local): "
-                f"{sites}{more}. Check each (unprovenSites); the plan cannot prove them.",
-            )
-        ],
-    )
+    return with_warnings(plan, unproven_warnings(name, unproven))
 
 
 def _sdk_refusal(name: str, why: str) -> Refusal:

@@ -151,6 +151,9 @@ def _static_kind(kind: int) -> int:
 class WitnessCompletion:
     added: dict[int, SymbolRow]
     """Members added by name and kind (no index relation), by symbol id."""
+    in_other_protocols: frozenset[int]
+    """Those of `added` declared in an extension of another protocol (SDK ones included)
+    that a conforming type adopts, or may adopt where the index cannot say."""
     shared: list[tuple[SymbolRow, list[SymbolRow]]]
     """Default implementations that satisfy more than one requirement, and those requirements."""
 
@@ -166,6 +169,7 @@ def complete_witnesses(
     requirement's protocol (its extensions, subclasses and refining protocols included)
     whose name and kind match, and with their overrides, to a fixed point."""
     added: dict[int, SymbolRow] = {}
+    in_other_protocols: set[int] = set()
     shared: list[tuple[SymbolRow, list[SymbolRow]]] = []
     done: set[int] = set()
     for _ in range(max_rounds):
@@ -177,7 +181,11 @@ def complete_witnesses(
             protocol = owner_type(db, symbol)
             if protocol is None or protocol.kind != PROTOCOL_KIND:
                 continue
-            for member in _matching_members(db, protocol, symbol):
+            conformers = _conforming_types(db, protocol)
+            found = _matching_members(db, conformers, symbol)
+            elsewhere = _other_protocol_witnesses(db, conformers, symbol)
+            in_other_protocols.update(m.id for m in elsewhere if m.id not in renamed)
+            for member in [*found, *elsewhere]:
                 if member.id in renamed:
                     continue
                 renamed[member.id] = member
@@ -204,7 +212,21 @@ def complete_witnesses(
                 served.setdefault(requirement.id, requirement)
         if len(served) > 1:
             shared.append((symbol, sorted(served.values(), key=lambda r: r.usr)))
-    return WitnessCompletion(added, shared)
+    return WitnessCompletion(added, frozenset(in_other_protocols), shared)
+
+
+def requirement_protocols(db: Database, usrs: Iterable[str]) -> set[str]:
+    """Names of the protocols declaring any of these symbols as a requirement, and of every
+    protocol refining them: a type adopting one of them needs the renamed witness."""
+    names: set[str] = set()
+    for usr in usrs:
+        symbol = db.symbol_by_usr(usr)
+        if symbol is None:
+            continue
+        parent = _parent_of(db, db.occurrences_of(symbol.id))
+        if parent is not None and parent.kind == PROTOCOL_KIND:
+            names.update(p.name for p in _inheriting(db, parent))
+    return names
 
 
 def _declared_in_protocol(db: Database, symbol: SymbolRow) -> bool:
@@ -227,9 +249,9 @@ def _inheriting(db: Database, protocol: SymbolRow) -> list[SymbolRow]:
     return list(found.values())
 
 
-def _matching_members(db: Database, protocol: SymbolRow, requirement: SymbolRow) -> list[SymbolRow]:
-    """Same name and kind, in every type reached from the protocol by inheritance."""
-    wanted_kind = _static_kind(requirement.kind)
+def _conforming_types(db: Database, protocol: SymbolRow) -> dict[int, SymbolRow]:
+    """The protocol and every type reached from it by inheritance (conformers, their
+    subclasses, refining protocols and their conformers)."""
     types: dict[int, SymbolRow] = {protocol.id: protocol}
     frontier = [protocol]
     while frontier:
@@ -240,6 +262,12 @@ def _matching_members(db: Database, protocol: SymbolRow, requirement: SymbolRow)
                     types[derived.id] = derived
                     next_frontier.append(derived)
         frontier = next_frontier
+    return types
+
+
+def _matching_members(db: Database, types: dict[int, SymbolRow], requirement: SymbolRow) -> list[SymbolRow]:
+    """Same name and kind, in the types (their extensions included)."""
+    wanted_kind = _static_kind(requirement.kind)
     found: list[SymbolRow] = []
     for type_symbol in types.values():
         containers = [type_symbol, *_extensions_of(db, type_symbol)]
@@ -247,6 +275,68 @@ def _matching_members(db: Database, protocol: SymbolRow, requirement: SymbolRow)
             for member in _members_of(db, container):
                 if member.name == requirement.name and _static_kind(member.kind) == wanted_kind:
                     found.append(member)
+    return found
+
+
+def _declared_here(db: Database, symbol: SymbolRow) -> bool:
+    """Whether the index holds the symbol's own definition (not only uses of an SDK one)."""
+    return any(o.roles & Role.DEFINITION for o in db.occurrences_of(symbol.id))
+
+
+def _adopted_protocols(db: Database, types: Iterable[SymbolRow]) -> set[int]:
+    """Protocols the types name in an inheritance clause (theirs or their extensions'),
+    and those protocols' own bases, as far as the index records them."""
+    adopted: set[int] = set()
+    frontier = list(types)
+    seen: set[int] = set()
+    while frontier:
+        current = frontier.pop()
+        if current.id in seen:
+            continue
+        seen.add(current.id)
+        for container in [current, *_extensions_of(db, current)]:
+            for relation in db.related_occurrences(container.id, Role.REL_BASEOF):
+                base_id = relation.occurrence.symbol_id
+                base = db.symbols_by_ids([base_id]).get(base_id)
+                if base is not None and base.kind == PROTOCOL_KIND and base.id not in adopted:
+                    adopted.add(base.id)
+                    frontier.append(base)
+    return adopted
+
+
+def _other_protocol_witnesses(
+    db: Database, types: dict[int, SymbolRow], requirement: SymbolRow
+) -> list[SymbolRow]:
+    """Members with the requirement's name (labels included) and kind declared in an
+    extension of a protocol outside its inheritance (`extension FixedWidthInteger { static
+    func construct(from:) }` serving `extension Int8: ScalarConstructible {}`). Kept when a
+    conforming type adopts that protocol as far as the index shows, or when the protocol is
+    an SDK one and some conforming type is an SDK type: the index holds no SDK type's
+    conformances, so whether `Int8` is a `FixedWidthInteger` cannot be read from it."""
+    wanted_kind = _static_kind(requirement.kind)
+    adopted: set[int] | None = None
+    sdk_conformer: bool | None = None
+    found: list[SymbolRow] = []
+    for member in db.symbols_by_name(requirement.name):
+        if member.id == requirement.id or _static_kind(member.kind) != wanted_kind:
+            continue
+        parent = _parent_of(db, db.occurrences_of(member.id))
+        if parent is None or parent.kind != EXTENSION_KIND:
+            continue
+        extended = extended_type(db, parent)
+        if extended is None or extended.kind != PROTOCOL_KIND or extended.id in types:
+            continue
+        if adopted is None:
+            adopted = _adopted_protocols(db, types.values())
+        if extended.id in adopted:
+            found.append(member)
+            continue
+        if _declared_here(db, extended):
+            continue
+        if sdk_conformer is None:
+            sdk_conformer = any(t.kind != PROTOCOL_KIND and not _declared_here(db, t) for t in types.values())
+        if sdk_conformer:
+            found.append(member)
     return found
 
 

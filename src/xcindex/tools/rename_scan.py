@@ -12,11 +12,13 @@ optional text edits. Code where the index records another symbol is proven unrel
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from xcindex.tools.shapes import MentionJson
+from xcindex.warnings import WarningCode
 
 SKIPPED_FOLDERS = frozenset({".build", ".git", ".swiftpm", "DerivedData", "node_modules", "Pods", "Carthage"})
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -31,7 +33,9 @@ class Mention:
     """1-based UTF-8 byte column of the name."""
     end_column: int
     kind: str
-    """`code`, `comment`, `doc_link`, `string` or `available_renamed`."""
+    """`code`, `local_conformance` (a type declared in a function body that adopts a renamed
+    requirement's protocol: the compiler reports a missed witness there), `comment`,
+    `doc_link`, `string` or `available_renamed`."""
     text: str
     """The whole line, stripped (cut at 200 characters)."""
 
@@ -249,5 +253,83 @@ def scan_tree(
     return ScanResult(tuple(unproven), tuple(text), scanned)
 
 
+_TYPE_DECLARATION = re.compile(
+    rb"^[ \t]*(?:[@\w]+(?:\([^)]*\))?[ \t]+)*(?:struct|class|enum|actor)[ \t]+(\w+)(?:<[^>{]*>)?[ \t]*:([^{\n]*)",
+    re.MULTILINE,
+)
+
+
+def local_conformances(
+    unproven: Iterable[Mention],
+    protocols: Iterable[str],
+    indexed_positions: Callable[[str], set[tuple[int, int]] | None],
+) -> tuple[Mention, ...]:
+    """In the files that hold unproven code sites, the declarations of types the index does
+    not know (declared in a function body) that name one of `protocols` in their inheritance
+    clause: a witness missed there surfaces as a broken conformance on that line. One
+    mention per declaration, at the protocol's name."""
+    names = {p.encode("utf-8") for p in protocols}
+    if not names:
+        return ()
+    found: list[Mention] = []
+    for path in sorted({m.path for m in unproven if m.kind == "code"}):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        known = indexed_positions(os.path.realpath(path)) or set()
+        for match in _TYPE_DECLARATION.finditer(data):
+            line = data.count(b"\n", 0, match.start(1)) + 1
+            line_start = data.rfind(b"\n", 0, match.start(1)) + 1
+            if (line, match.start(1) - line_start + 1) in known:
+                continue  # a type the index knows: its witnesses are related
+            for word in re.finditer(rb"\w+", match.group(2)):
+                if word.group(0) in names:
+                    column = match.start(2) + word.start() - line_start + 1
+                    line_end = data.find(b"\n", line_start)
+                    text = data[line_start : len(data) if line_end < 0 else line_end]
+                    found.append(
+                        Mention(
+                            path=path,
+                            line=line,
+                            column=column,
+                            end_column=column + len(word.group(0)),
+                            kind="local_conformance",
+                            text=text.decode("utf-8", "replace").strip()[:MAX_LINE_TEXT],
+                        )
+                    )
+                    break
+    return tuple(found)
+
+
 def mentions_json(mentions: Iterable[Mention], limit: int) -> list[MentionJson]:
     return [m.to_json() for _, m in zip(range(limit), mentions, strict=False)]
+
+
+def unproven_warnings(name: str, unproven: Sequence[Mention]) -> list[tuple[WarningCode, str]]:
+    """The `unproven_occurrences` warnings: code sites, then types declared in function bodies."""
+    code = [m for m in unproven if m.kind == "code"]
+    local = [m for m in unproven if m.kind == "local_conformance"]
+    sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in code[:10])
+    more = f" and {len(code) - 10} more" if len(code) > 10 else ""
+    warned = [
+        (
+            WarningCode.UNPROVEN_OCCURRENCES,
+            f"{len(code)} written occurrence(s) of {name} in code are not in the plan and the "
+            "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
+            "a function body, a target or package not built, a parameter or local): "
+            f"{sites}{more}. Check each (unprovenSites); the plan cannot prove them.",
+        )
+    ]
+    if local:
+        where = ", ".join(f"{m.path}:{m.line} ({m.text})" for m in local[:10])
+        warned.append(
+            (
+                WarningCode.UNPROVEN_OCCURRENCES,
+                f"{len(local)} type(s) declared in a function body adopt the renamed requirement's "
+                f"protocol and are not in the index: {where}. If one of them implements {name}, rename "
+                "it there too, or the conformance breaks (or a default implementation silently takes "
+                "over); they are in unprovenSites with kind local_conformance.",
+            )
+        )
+    return warned

@@ -254,7 +254,7 @@ class MentionJson(TypedDict):
     endColumn: int
     text: str
     kind: NotRequired[str]
-    """Absent for code; `comment`, `doc_link`, `string` or `available_renamed` otherwise."""
+    """Absent for code; `local_conformance`, `comment`, `doc_link`, `string` or `available_renamed` otherwise."""
 
 
 class RenamePlanJson(TypedDict):
