@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from xcindex.lsp.positions import LspLocation
+from xcindex.presentation.text import render_plan, render_plan_compact
 from xcindex.tools.plan_rename import (
     RenamePlan,
     RenameRange,
     is_sdk_path,
-    render_plan,
-    render_plan_compact,
     validate_new_name,
 )
 from xcindex.tools.rename_reconcile import lsp_ranges, reconcile, verify_lsp_ranges

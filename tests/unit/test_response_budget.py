@@ -19,13 +19,14 @@ from xcindex.indexstore.database import OccurrenceRow, SymbolRow
 from xcindex.indexstore.ingest import Unreadable
 from xcindex.indexstore.state import IndexState
 from xcindex.presentation.text import (
+    render_blast_radius,
     render_conformances,
     render_find_symbol,
     render_sites,
     render_status,
     render_wait_for_fresh,
 )
-from xcindex.tools.blast_radius import BlastRadiusAnswer, TestTarget, render_blast_radius
+from xcindex.tools.blast_radius import BlastRadiusAnswer, TestTarget
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
 from xcindex.tools.common import Freshness
 from xcindex.tools.conformances import Conformance, ConformancesAnswer

@@ -6,19 +6,21 @@ from dataclasses import replace
 from typing import Any
 
 from xcindex.presentation.text import (
+    render_blast_radius,
     render_call_hierarchy,
     render_change_impact,
     render_conformances,
     render_definition,
     render_find_symbol,
+    render_plan,
+    render_plan_compact,
     render_sites,
     render_status,
     render_type_hierarchy,
     render_wait_for_fresh,
 )
-from xcindex.tools.blast_radius import render_blast_radius
 from xcindex.tools.budget import fitting, json_size
-from xcindex.tools.plan_rename import RenamePlan, render_plan, render_plan_compact
+from xcindex.tools.plan_rename import RenamePlan
 
 COMPACT_HEADROOM_CHARS = 6_000
 """What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""

@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import json
+
 from xcindex.indexstore.model import kind_name
+from xcindex.tools.blast_radius import BlastRadiusAnswer
 from xcindex.tools.budget import RESPONSE_BUDGET_TOKENS
 from xcindex.tools.call_hierarchy import CallHierarchyAnswer
 from xcindex.tools.change_impact import RANGE_METHOD, ChangeImpactAnswer
 from xcindex.tools.conformances import ConformancesAnswer
 from xcindex.tools.find_symbol import FindSymbolAnswer
+from xcindex.tools.plan_rename import RenamePlan
 from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
 from xcindex.tools.resolve import Candidate
 from xcindex.tools.status import MAX_LISTED, TEXT_LISTED, StatusAnswer
 from xcindex.tools.type_hierarchy import TypeHierarchyAnswer
 from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
-from xcindex.warnings import MatchedBy
+from xcindex.warnings import MatchedBy, RangeReason
 
 
 def describe(match: Candidate) -> str:
@@ -297,5 +301,87 @@ def render_change_impact(answer: ChangeImpactAnswer, budget: int | None = None) 
         if answer.swift_test_command:
             lines.append(f"Run them: {answer.swift_test_command}")
         lines.append(f"(Declaration extents are approximate: {RANGE_METHOD}.)")
+    lines.extend(answer.freshness.notes(budget))
+    return "\n".join(lines)
+
+
+def render_plan(plan: RenamePlan) -> str:
+    return "```json\n" + json.dumps(plan.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n```"
+
+
+def render_plan_compact(plan: RenamePlan, budget: int) -> str:
+    """The plan for a reader with a response budget: per file and tier, `line:column` lists
+    (reasons other than a direct reference in brackets), then the safety net's counts. What
+    does not fit is left to the next page (`offset` = the stated nextOffset)."""
+    lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
+    if plan.refusal is not None:
+        lines.append(f"Refused ({plan.refusal.reason}): {plan.refusal.message} {plan.refusal.remediation}")
+        return "\n".join(lines)
+    counts = ", ".join(f"{count} {name}" for name, count in plan.summary().items() if count)
+    lines.append(
+        f"{len(plan.ranges)} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
+    )
+    lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
+    used = sum(len(line) + 1 for line in lines)
+    shown = 0
+    page = plan.shown()
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in page:
+        extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
+        groups.setdefault((r.path, str(r.tier)), []).append(
+            f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
+        )
+    for (path, tier), sites in groups.items():
+        text = f"{path} {tier}: {' '.join(sites)}"
+        if used + len(text) > budget:
+            break
+        lines.append(text)
+        used += len(text) + 1
+        shown += len(sites)
+    next_offset = plan.offset + shown if plan.offset + shown < len(plan.ranges) else None
+    if plan.unproven:
+        lines.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
+    if plan.text_mentions:
+        lines.append(
+            f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
+        )
+    if next_offset is not None:
+        lines.append(
+            f"Showing ranges {plan.offset} to {next_offset - 1} of {len(plan.ranges)}: ask again with offset={next_offset}."
+        )
+    return "\n".join(lines)
+
+
+def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) -> str:
+    view = answer.shown(budget)
+    lines = [
+        f"Changing {answer.file_path} reaches {len(answer.affected_files)} file(s) "
+        f"({len(answer.direct_dependents)} directly, {len(answer.covering_tests)} test file(s)).",
+    ]
+    if view.direct_dependents:
+        lines.append("Direct dependents:")
+        lines.extend(f"  {p}" for p in view.direct_dependents)
+    indirect = [p for p in view.affected_files if p not in answer.direct_dependents]
+    if indirect:
+        lines.append(f"Transitive dependents (fixed point after {answer.depth} hop(s)):")
+        lines.extend(f"  {p}" for p in indirect)
+    if answer.bounded:
+        lines.append(f"(stopped after {answer.depth} hops: the radius may be larger)")
+    if view.covering_tests:
+        lines.append("Covering tests:")
+        lines.extend(f"  {p}" for p in view.covering_tests)
+    if answer.via_executable:
+        lines.append(f"Tests that run {', '.join(answer.via_executable)} cover it too.")
+    if answer.whole_suite:
+        lines.append("The covering tests are the whole test suite: run `swift test`.")
+    if answer.swift_test_command:
+        lines.append(f"Run them: {answer.swift_test_command}")
+    if len(view.affected_files) < len(answer.affected_files):
+        lines.append(
+            f"(listing {len(view.affected_files)} of {len(answer.affected_files)} files, covering tests and "
+            "direct dependents first, to stay within the response budget; the command above runs every "
+            f"covering test. All of them in a shell: xcindex blast {answer.file_path} "
+            "--project <projectPath> --json)"
+        )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

@@ -307,41 +307,6 @@ def blast_radius(
     )
 
 
-def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) -> str:
-    view = answer.shown(budget)
-    lines = [
-        f"Changing {answer.file_path} reaches {len(answer.affected_files)} file(s) "
-        f"({len(answer.direct_dependents)} directly, {len(answer.covering_tests)} test file(s)).",
-    ]
-    if view.direct_dependents:
-        lines.append("Direct dependents:")
-        lines.extend(f"  {p}" for p in view.direct_dependents)
-    indirect = [p for p in view.affected_files if p not in answer.direct_dependents]
-    if indirect:
-        lines.append(f"Transitive dependents (fixed point after {answer.depth} hop(s)):")
-        lines.extend(f"  {p}" for p in indirect)
-    if answer.bounded:
-        lines.append(f"(stopped after {answer.depth} hops: the radius may be larger)")
-    if view.covering_tests:
-        lines.append("Covering tests:")
-        lines.extend(f"  {p}" for p in view.covering_tests)
-    if answer.via_executable:
-        lines.append(f"Tests that run {', '.join(answer.via_executable)} cover it too.")
-    if answer.whole_suite:
-        lines.append("The covering tests are the whole test suite: run `swift test`.")
-    if answer.swift_test_command:
-        lines.append(f"Run them: {answer.swift_test_command}")
-    if len(view.affected_files) < len(answer.affected_files):
-        lines.append(
-            f"(listing {len(view.affected_files)} of {len(answer.affected_files)} files, covering tests and "
-            "direct dependents first, to stay within the response budget; the command above runs every "
-            f"covering test. All of them in a shell: xcindex blast {answer.file_path} "
-            "--project <projectPath> --json)"
-        )
-    lines.extend(answer.freshness.notes(budget))
-    return "\n".join(lines)
-
-
 class BlastRadiusArgs(LocationArgs):
     tool = "blast_radius"
 

@@ -8,7 +8,6 @@ the I/O in between.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import unicodedata
@@ -218,53 +217,6 @@ class RenamePlan:
             "textMentions": mentions_json(self.text_mentions, MAX_MENTIONS),
             "textMentionCount": len(self.text_mentions),
         }
-
-
-def render_plan(plan: RenamePlan) -> str:
-    return "```json\n" + json.dumps(plan.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n```"
-
-
-def render_plan_compact(plan: RenamePlan, budget: int) -> str:
-    """The plan for a reader with a response budget: per file and tier, `line:column` lists
-    (reasons other than a direct reference in brackets), then the safety net's counts. What
-    does not fit is left to the next page (`offset` = the stated nextOffset)."""
-    lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
-    if plan.refusal is not None:
-        lines.append(f"Refused ({plan.refusal.reason}): {plan.refusal.message} {plan.refusal.remediation}")
-        return "\n".join(lines)
-    counts = ", ".join(f"{count} {name}" for name, count in plan.summary().items() if count)
-    lines.append(
-        f"{len(plan.ranges)} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
-    )
-    lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
-    used = sum(len(line) + 1 for line in lines)
-    shown = 0
-    page = plan.shown()
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in page:
-        extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
-        groups.setdefault((r.path, str(r.tier)), []).append(
-            f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
-        )
-    for (path, tier), sites in groups.items():
-        text = f"{path} {tier}: {' '.join(sites)}"
-        if used + len(text) > budget:
-            break
-        lines.append(text)
-        used += len(text) + 1
-        shown += len(sites)
-    next_offset = plan.offset + shown if plan.offset + shown < len(plan.ranges) else None
-    if plan.unproven:
-        lines.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
-    if plan.text_mentions:
-        lines.append(
-            f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
-        )
-    if next_offset is not None:
-        lines.append(
-            f"Showing ranges {plan.offset} to {next_offset - 1} of {len(plan.ranges)}: ask again with offset={next_offset}."
-        )
-    return "\n".join(lines)
 
 
 def now_iso() -> str:
