@@ -63,26 +63,22 @@ class NameQueries:
 
     def related_symbol_ids(self, symbol_ids: Sequence[int], role: Role) -> dict[int, set[int]]:
         """For each symbol, the symbols that its live occurrences relate to with `role`
-        (for `REL_CHILDOF`: its parents; for `REL_OVERRIDEOF`: what it overrides)."""
-        result: dict[int, set[int]] = {}
-        for chunk in _chunks(symbol_ids):
-            marks = ",".join("?" * len(chunk))
-            for symbol_id, related in self._conn.execute(
-                "SELECT DISTINCT o.symbol_id, rel.symbol_id FROM occurrences o"
-                " JOIN relations rel ON rel.occurrence_id = o.id"
-                " JOIN unit_records ur ON ur.record_id = o.record_id"
-                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                f" WHERE o.symbol_id IN ({marks}) AND (rel.roles & ?) != 0 AND (o.roles & ?) != 0",
-                [*chunk, int(role), _WRITTEN],
-            ):
-                result.setdefault(int(symbol_id), set()).add(int(related))
-        return result
+        (for `REL_CHILDOF`: its parents; for `REL_OVERRIDEOF`: what it overrides), from its
+        definitions and declarations only."""
+        return self._relations_from(symbol_ids, role, written_only=True)
 
     def relating_symbol_ids(self, symbol_ids: Sequence[int], role: Role) -> dict[int, set[int]]:
         """For each symbol, the symbols whose live occurrences name it in a relation with
         `role`: for `REL_BASEOF` on a type, the types that inherit from it or adopt it
         (the mention in their inheritance clause relates to them); for `REL_EXTENDEDBY`,
         its extensions."""
+        return self._relations_from(symbol_ids, role, written_only=False)
+
+    def _relations_from(
+        self, symbol_ids: Sequence[int], role: Role, *, written_only: bool
+    ) -> dict[int, set[int]]:
+        """Symbol → the symbols its live occurrences carry a `role` relation to."""
+        written = " AND (o.roles & ?) != 0" if written_only else ""
         result: dict[int, set[int]] = {}
         for chunk in _chunks(symbol_ids):
             marks = ",".join("?" * len(chunk))
@@ -91,8 +87,8 @@ class NameQueries:
                 " JOIN relations rel ON rel.occurrence_id = o.id"
                 " JOIN unit_records ur ON ur.record_id = o.record_id"
                 " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                f" WHERE o.symbol_id IN ({marks}) AND (rel.roles & ?) != 0",
-                [*chunk, int(role)],
+                f" WHERE o.symbol_id IN ({marks}) AND (rel.roles & ?) != 0" + written,
+                [*chunk, int(role), *([_WRITTEN] if written_only else [])],
             ):
                 result.setdefault(int(symbol_id), set()).add(int(related))
         return result
