@@ -84,7 +84,7 @@ class LiveUnits:
         self._db, self._is_test = db, is_test
         for unit in candidates:
             self._units[unit.name] = unit
-            records = {d.name for d in unit.dependencies if d.kind == DependencyKind.RECORD} & missing
+            records = {d.name for d in unit.record_dependencies()} & missing
             for record in records:
                 self._wanted_by.setdefault(record, []).append(unit.name)
             if records:
@@ -256,9 +256,8 @@ async def refresh(
     user_units = [u for u in units if not u.is_system and u.main_file]
     wanted: dict[str, None] = {}
     for unit in user_units:
-        for dep in unit.dependencies:
-            if dep.kind == DependencyKind.RECORD:
-                wanted[dep.name] = None
+        for dep in unit.record_dependencies():
+            wanted[dep.name] = None
     present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
     missing = [name for name in wanted if name not in present]
     counters.records_reused = len(wanted) - len(missing)
@@ -364,7 +363,7 @@ async def ingest_overlay(
     units = [r for r in results if isinstance(r, UnitInfo) and r.main_file == main_file and not r.is_system]
     if len(units) != len(results):
         return False
-    wanted = {d.name: None for u in units for d in u.dependencies if d.kind == DependencyKind.RECORD}
+    wanted = {d.name: None for u in units for d in u.record_dependencies()}
     present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
     missing = [name for name in wanted if name not in present]
     if missing:

@@ -175,6 +175,12 @@ class UnitInfo:
     has_main_file: bool
     dependencies: tuple[UnitDependency, ...]
 
+    def record_dependencies(self) -> list[UnitDependency]:
+        """The records of the project's own files this unit covers. A system header's record
+        (a C target's `/usr/include/stdio.h`, the toolchain's clang headers) is SDK code:
+        never ingested, so its declarations are never taken for the project's."""
+        return [d for d in self.dependencies if d.kind == DependencyKind.RECORD and not d.is_system]
+
 
 class SymbolInfo(NamedTuple):
     usr: str

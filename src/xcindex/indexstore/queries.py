@@ -204,6 +204,17 @@ class ReadSide:
             )
         ]
 
+    def live_source_files(self) -> list[str]:
+        """Every project file the live units cover: main files and the project's own
+        headers (a C target's `include/*.h`), never a system header."""
+        return [
+            str(row[0])
+            for row in self._conn.execute(
+                "SELECT DISTINCT f.path FROM unit_records ur JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                " JOIN files f ON f.id = ur.file_id ORDER BY f.path"
+            )
+        ]
+
     def system_modules(self) -> set[str]:
         """Modules that some unit imports as system modules (the standard library, SDKs)."""
         return {

@@ -198,6 +198,8 @@ class WriteSide:
                 if unit.is_system:
                     continue
                 for dep in unit.dependencies:
+                    if dep.kind == DependencyKind.RECORD and dep.is_system:
+                        continue  # SDK headers: see UnitInfo.record_dependencies
                     if dep.kind == DependencyKind.RECORD:
                         row = self._conn.execute(
                             "SELECT id FROM records WHERE name = ?", (dep.name,)
