@@ -174,6 +174,8 @@ class UnitInfo:
     is_module_unit: bool
     has_main_file: bool
     dependencies: tuple[UnitDependency, ...]
+    digest: bytes = b""
+    """The unit file's content digest (see ingest.unit_digests); empty when not known."""
 
     def record_dependencies(self) -> list[UnitDependency]:
         """The records of the project's own files this unit covers. A system header's record

@@ -179,8 +179,8 @@ class WriteSide:
                 self._delete_unit(unit.name)
                 main_file_id = self._file_id(unit.main_file) if unit.main_file else None
                 cursor = self._conn.execute(
-                    "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test)"
-                    " VALUES (?,?,?,?,?,?,?,?)",
+                    "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test,"
+                    " digest) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
                         unit.name,
                         unit.mtime_ns,
@@ -190,6 +190,7 @@ class WriteSide:
                         unit.provider,
                         int(unit.is_system),
                         int(is_test.get(unit.name, False)),
+                        unit.digest,
                     ),
                 )
                 unit_id = int(cursor.lastrowid or 0)
@@ -231,6 +232,20 @@ class WriteSide:
         except BaseException:
             self._conn.execute("ROLLBACK")
             self._file_ids.clear()
+            raise
+
+    def touch_units(self, mtimes: dict[str, int]) -> None:
+        """Give units the store rewrote byte for byte their new mtime (nothing else changed)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(
+                "UPDATE units SET mtime_ns = ? WHERE name = ?",
+                [(mtime, name) for name, mtime in mtimes.items()],
+            )
+            self._mark_live_units_pending()
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
             raise
 
     def _delete_unit(self, name: str) -> None:

@@ -157,6 +157,7 @@ class CountsJson(TypedDict):
 class LastRefreshJson(TypedDict):
     durationMs: float
     unitsRead: int
+    unitsUnchanged: int
     unitsDropped: int
     recordsRead: int
     recordsReused: int
