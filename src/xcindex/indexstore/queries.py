@@ -77,6 +77,7 @@ class ReadSide:
     """Queries (mixed into Database): synchronous, called from the index actor's thread."""
 
     _conn: sqlite3.Connection
+    _live_records_cache: tuple[tuple[int, int], dict[int, tuple[tuple[str, str, int], ...]]] | None = None
 
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
         return [
@@ -116,6 +117,52 @@ class ReadSide:
             ):
                 result[int(row[0])] = SymbolRow(*row)
         return result
+
+    def live_record_files(self) -> dict[int, tuple[tuple[str, str, int], ...]]:
+        """Record id → (path, module, unit mtime) of each live unit that uses it. Cached
+        until this connection or another one changes the database (a refresh, an overlay, a
+        worker's records): small (one row per file), it spares a three-table join per
+        occurrence when a symbol has thousands of them."""
+        version = (self._conn.total_changes, self._conn.execute("PRAGMA data_version").fetchone()[0])
+        cached = self._live_records_cache
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        found: dict[int, list[tuple[str, str, int]]] = {}
+        for record_id, path, module, mtime in self._conn.execute(
+            "SELECT ur.record_id, f.path, u.module, u.mtime_ns FROM unit_records ur"
+            " JOIN units u ON u.id = ur.unit_id AND u.live = 1 JOIN files f ON f.id = ur.file_id"
+        ):
+            found.setdefault(int(record_id), []).append((str(path), str(module), int(mtime)))
+        live = {record_id: tuple(files) for record_id, files in found.items()}
+        self._live_records_cache = (version, live)
+        return live
+
+    def written_site_page(self, symbol_id: int, limit: int, offset: int) -> tuple[int, list[OccurrenceRow]]:
+        """One page of the symbol's occurrences written in the source (not implicit), one per
+        (path, line, column) with their roles merged, in that order, and how many there are.
+        Reads the occurrences' own columns only (through `live_record_files`), so a hub
+        symbol's tens of thousands of sites cost no join and one page of rows built."""
+        live = self.live_record_files()
+        by_key: dict[tuple[str, int, int], tuple[int, int, str, int]] = {}
+        for occ_id, record_id, roles, line, col in self._conn.execute(
+            "SELECT id, record_id, roles, line, col FROM occurrences WHERE symbol_id = ? AND (roles & ?) = 0",
+            (symbol_id, int(Role.IMPLICIT)),
+        ):
+            for path, module, mtime in live.get(record_id, ()):
+                key = (path, line, col)
+                seen = by_key.get(key)
+                if seen is None:
+                    by_key[key] = (occ_id, roles, module, mtime)
+                elif seen[1] | roles != seen[1]:
+                    by_key[key] = (seen[0], seen[1] | roles, seen[2], seen[3])
+        keys = sorted(by_key)[offset : offset + limit]
+        page = []
+        for path, line, col in keys:
+            occ_id, roles, module, mtime = by_key[(path, line, col)]
+            page.append(
+                OccurrenceRow(int(occ_id), symbol_id, int(roles), path, line, col, str(module), int(mtime))
+            )
+        return len(by_key), page
 
     def occurrences_of(self, symbol_id: int) -> list[OccurrenceRow]:
         return [
