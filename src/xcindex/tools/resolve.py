@@ -539,6 +539,8 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
         and not is_generated_name(symbol.name)
         and (not query.types_only or symbol.kind in NOMINAL_KINDS)
     ]
+    if query.qualifiers and len(named) > _PREFILTER_FROM:
+        named = _under_qualifier(db, query, named)
     facts.load(symbol.id for symbol, _ in named)
     uses = db.written_use_counts([symbol.id for symbol, _ in named])
     modules: set[str] | None = None
@@ -606,6 +608,32 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
         by_usr.setdefault(candidate.symbol.usr, candidate)
     ordered = _with_hints(list(by_usr.values()))
     return Resolution(query, tuple(ordered))
+
+
+_PREFILTER_FROM = 16
+_SWIFT_LANGUAGE = 100
+
+
+def _under_qualifier(
+    db: Database, query: Query, named: list[tuple[SymbolRow, MatchedBy]]
+) -> list[tuple[SymbolRow, MatchedBy]]:
+    """A cheap first cut for a qualified name whose member is a common name (`compute` in
+    each of 1,250 families): keep the symbols declared in a type named like the last
+    qualifier, in its extensions or in its supertypes (inherited members), and those the
+    cut cannot judge (top level: the qualifier may be a module; C members of anonymous
+    records; no declaration here). The whole path is checked afterwards, as for any name."""
+    owners = [s.id for s in db.symbols_by_name(query.qualifiers[-1]) if s.kind in NOMINAL_KINDS]
+    if not owners:
+        return named  # a module, or nothing: no cut
+    types = set(owners) | _supertypes(db, owners)
+    extensions = db.relating_symbol_ids(sorted(types), Role.REL_EXTENDEDBY)
+    allowed = types | {e for ids in extensions.values() for e in ids}
+    parents = db.related_symbol_ids([symbol.id for symbol, _ in named], Role.REL_CHILDOF)
+    return [
+        (symbol, how)
+        for symbol, how in named
+        if not parents.get(symbol.id) or parents[symbol.id] & allowed or symbol.language != _SWIFT_LANGUAGE
+    ]
 
 
 def _root_type(facts: _Facts, symbol_id: int) -> int | None:
