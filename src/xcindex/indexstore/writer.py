@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo
-from xcindex.indexstore.queries import BY_SYMBOL_ROLES
+from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
 
 LIVE_UNITS_PENDING = "live_units_pending"
 """Meta key set in the transaction that changes units, cleared in the one that recomputes
@@ -23,6 +23,7 @@ which are live: a process killed in between leaves it set, and the next refresh 
 
 BULK_INDEXES = (
     "CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name)",
+    f"CREATE INDEX IF NOT EXISTS symbols_unittest ON symbols(id) WHERE (properties & {UNITTEST_PROPERTY}) != 0",
     "CREATE INDEX IF NOT EXISTS occurrences_symbol ON occurrences(symbol_id)",
     "CREATE INDEX IF NOT EXISTS occurrences_record ON occurrences(record_id)",
     # Partial: only the relations asked for by their symbol (see queries.BY_SYMBOL_ROLES);
