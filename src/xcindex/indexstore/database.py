@@ -223,6 +223,16 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
     def live_units_pending(self) -> bool:
         return self.get_meta(LIVE_UNITS_PENDING) is not None
 
+    def units_missing_records(self) -> set[str]:
+        """Units that depend on a record that could not be read: read again on a rewrite,
+        however alike, since the record may be readable now."""
+        return {
+            str(row[0])
+            for row in self._conn.execute(
+                "SELECT DISTINCT u.name FROM unit_missing_records m JOIN units u ON u.id = m.unit_id"
+            )
+        }
+
     def wanted_missing_records(self) -> set[str]:
         """Records that some unit depends on but that are not in the database (unreadable)."""
         return {str(row[0]) for row in self._conn.execute("SELECT DISTINCT record FROM unit_missing_records")}

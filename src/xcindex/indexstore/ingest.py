@@ -250,11 +250,13 @@ async def refresh(
     removed = [name for name in known if name not in on_disk]
     digests = await anyio.to_thread.run_sync(unit_digests, store_path, to_read)
     # A rebuild rewrites every unit of each module it compiled, but only the edited files'
-    # units change: the others keep their rows and take their new mtime.
+    # units change: the others keep their rows and take their new mtime (unless they wait
+    # for a record that could not be read: it may be readable now).
+    waiting = await anyio.to_thread.run_sync(db.units_missing_records) if to_read else set()
     rewritten_alike = {
         name: on_disk[name]
         for name in to_read
-        if name in known and known[name][1] and digests.get(name) == known[name][1]
+        if name in known and known[name][1] and digests.get(name) == known[name][1] and name not in waiting
     }
     if rewritten_alike:
         await anyio.to_thread.run_sync(db.touch_units, rewritten_alike)

@@ -224,6 +224,8 @@ def blast_radius(
     """`package` (SwiftPM's own description, when the project is a package) decides which
     files are tests and which executables tests run; without it, units importing a test
     framework count as tests."""
+    if not file_path or "\x00" in file_path:
+        raise XcindexError("'filePath' must be a non-empty path without NUL characters.")
     target = os.path.realpath(file_path)
     known = {path: (mtime, module, is_test) for path, mtime, module, _target, is_test in db.live_files()}
     if package is not None:
