@@ -29,7 +29,7 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
     incoming = answer.direction == "incoming"
     output.line(
         f"{output.style.name(answer.root.symbol.name)}: "
-        f"{plural(len(answer.groups), 'caller' if incoming else 'callee')} ({answer.direction}, "
+        f"{plural(answer.call_count, 'caller' if incoming else 'callee')} ({answer.direction}, "
         f"depth {answer.depth})"
     )
     for group in answer.groups:
@@ -41,7 +41,8 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
             else "no definition"
         )
         cycle = output.style.warn("  (cycle)") if group.cycle else ""
-        output.line(f"{indent}{output.style.name(other.symbol.name)}  {output.style.dim(where)}{cycle}")
+        via = output.style.dim("  (via dynamic dispatch)") if group.via_dispatch else ""
+        output.line(f"{indent}{output.style.name(other.symbol.name)}  {output.style.dim(where)}{via}{cycle}")
         for site, resolves in group.sites:
             occ = site.occurrence
             how = site.dispatch + (" through a base" if resolves != group.callee.symbol.usr else "")
@@ -52,7 +53,13 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
         output.line(
             output.style.dim(f"({plural(answer.external_calls, 'call')} outside this index not listed)")
         )
-    if answer.truncated:
+    next_offset = answer.next_offset()
+    if next_offset is not None:
+        output.line(
+            f"({'callers' if incoming else 'callees'} {answer.offset + 1} to {next_offset} of {answer.call_count}; "
+            f"the next page: --offset {next_offset})"
+        )
+    elif answer.truncated:
         output.line(f"(stopped after {len(answer.groups)} groups)")
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.groups else EXIT_NO_RESULTS

@@ -216,7 +216,7 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
         incoming = answer.direction == "incoming"
         what = "caller" if incoming else "callee"
         lines = [
-            f"{len(answer.groups)} {what} group(s) of {answer.root.symbol.name} "
+            f"{answer.call_count} {what} group(s) of {answer.root.symbol.name} "
             f"({answer.direction}, depth {answer.depth}):"
         ]
         for group in shown:
@@ -224,7 +224,8 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
             where = (
                 f"{other.definition.path}:{other.definition.line}" if other.definition else "(no definition)"
             )
-            mark = "  [cycle: not expanded again]" if group.cycle else ""
+            mark = "  [via dynamic dispatch]" if group.via_dispatch else ""
+            mark += "  [cycle: not expanded again]" if group.cycle else ""
             lines.append(
                 f"{'  ' * group.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] {where}{mark}"
             )
@@ -239,11 +240,17 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
                 f"({answer.external_calls} call(s) of symbols defined outside this index, such as the "
                 "standard library, are not listed)"
             )
-        if len(shown) < len(answer.groups) or answer.truncated:
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
+            first = answer.offset + 1
             lines.append(
-                f"(showing {len(shown)} of {len(answer.groups)} groups; lower depth, or list them all in a "
-                f"shell: xcindex calls {answer.root.symbol.usr} --direction {answer.direction} "
-                f"--depth {answer.depth} --project <projectPath> --json)"
+                f"(level-1 groups {first} to {next_offset} of {answer.call_count}; the next page: the same "
+                f"call with offset={next_offset})"
+            )
+        elif len(shown) < len(answer.groups) or answer.truncated:
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.groups)} groups; deeper levels were cut: lower depth, "
+                f"or ask about one of the callers)"
             )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)

@@ -3,31 +3,43 @@ change_impact.
 
 A call site is an occurrence with the `call` role whose `calledBy` relation names the
 calling function (or accessor). A call resolves to one symbol, but a *dynamic* call to a
-base class method or a protocol requirement can run any override or witness of it, so the
+base class method or a protocol requirement can run any override or witness of it. So the
 callers of a method are those that call it, plus those that call something it overrides
-or witnesses with a dynamic call. A `super.m()` call is static (no `dynamic` role), so it
-reaches only the method it names.
+or witnesses with a dynamic call; and the callees of a function are what its calls name,
+plus, for each dynamic call, every override and witness dispatch can reach (`via
+dispatch`). A `super.m()` call is static (no `dynamic` role), so it reaches only the method
+it names.
+
+Calls are grouped by the other symbol (the caller, or the callee) and the groups ordered
+by their first site (path, line, column). A hub function can have tens of thousands of
+callers: they are read in one query as tuples, grouped and counted, and only the page an
+answer shows becomes objects (and has its `super` calls told apart, which reads source).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.graph_queries import written_occurrences
+from xcindex.indexstore.graph_queries import (
+    CallRow,
+    call_places_of,
+    calls_at,
+    calls_from,
+    file_paths,
+    overridden,
+    overriding,
+    written_occurrences,
+)
 from xcindex.indexstore.model import Role, is_generated_name
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.resolve import resolve
 from xcindex.warnings import XcindexError
 
-_CALL = int(Role.CALL)
 _DYNAMIC = int(Role.DYNAMIC)
-_IMPLICIT = int(Role.IMPLICIT)
-_WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
-_CALLED_BY, _CONTAINED_BY = int(Role.REL_CALLEDBY), int(Role.REL_CONTAINEDBY)
 _SUPER_CALLABLE = frozenset({16, 17, 22})
 """instanceMethod, classMethod, constructor: the kinds `super.` can call."""
 MAX_OVERRIDE_DEPTH = 32
@@ -41,6 +53,27 @@ class CallSite:
     caller_id: int
     callee_id: int
     dispatch: str  # "static" | "dynamic" | "super"
+
+
+@dataclass(frozen=True)
+class CallGroup:
+    """The calls between the asked symbol and one other symbol (its caller, or its callee).
+    `via_dispatch`: no site names the callee; dynamic dispatch reaches it through the base
+    or requirement the sites name."""
+
+    other_id: int
+    sites: tuple[CallSite, ...]
+    via_dispatch: bool
+
+
+@dataclass(frozen=True)
+class CallPage:
+    groups: tuple[CallGroup, ...]
+    """From `offset` on, at most `limit`, in the one order (first site, then direct first)."""
+    total: int
+    """Groups in all, listed or not."""
+    external_calls: int = 0
+    """Outgoing: calls of symbols with no definition in the index (the SDKs, the standard library)."""
 
 
 def symbol_for(db: Database, usr: str | None, symbol_name: str | None) -> SymbolRow | None:
@@ -73,53 +106,131 @@ def definition_of(db: Database, symbol_id: int) -> OccurrenceRow | None:
 def overridden_bases(db: Database, symbol_id: int) -> list[int]:
     """What the symbol overrides or witnesses, transitively (nearest first): the methods
     and requirements through which a dynamic call can reach it."""
+    return _closure(db, symbol_id, overridden)
+
+
+def overriding_symbols(db: Database, symbol_id: int) -> list[int]:
+    """What overrides or witnesses the symbol, transitively (nearest first): what a dynamic
+    call of it can run instead."""
+    return _closure(db, symbol_id, overriding)
+
+
+def _closure(
+    db: Database, symbol_id: int, step: Callable[[Database, Iterable[int]], dict[int, set[int]]]
+) -> list[int]:
     found: list[int] = []
-    frontier = [symbol_id]
     seen = {symbol_id}
+    frontier = [symbol_id]
     for _ in range(MAX_OVERRIDE_DEPTH):
-        following: list[int] = []
-        for current in frontier:
-            for relation in db.related_occurrences_of(current, Role.REL_OVERRIDEOF):
-                occ = relation.occurrence
-                if occ.roles & _IMPLICIT or not occ.roles & _WRITTEN:
-                    continue
-                if relation.symbol_id not in seen:
-                    seen.add(relation.symbol_id)
-                    found.append(relation.symbol_id)
-                    following.append(relation.symbol_id)
+        following = sorted({other for ids in step(db, frontier).values() for other in ids} - seen)
         if not following:
             break
+        seen.update(following)
+        found += following
         frontier = following
     return found
 
 
-def _calls_of(db: Database, symbol_id: int) -> list[tuple[OccurrenceRow, int]]:
-    """Explicit calls of a symbol, each with its calling symbol (calledBy, else containedBy)."""
-    calls = [o for o in db.occurrences_of(symbol_id) if o.roles & _CALL and not o.roles & _IMPLICIT]
-    relations = db.relations_of([o.id for o in calls])
-    found: list[tuple[OccurrenceRow, int]] = []
-    for occ in calls:
-        rels = relations.get(occ.id, [])
-        caller = next((sid for roles, sid in rels if roles & _CALLED_BY), None)
-        if caller is None:
-            caller = next((sid for roles, sid in rels if roles & _CONTAINED_BY), None)
-        if caller is not None:
-            found.append((occ, caller))
-    return found
-
-
-def incoming_calls(db: Database, symbol: SymbolRow) -> list[CallSite]:
-    """Calls that can run `symbol`: its own calls, and dynamic calls of what it overrides
-    or witnesses (marked dynamic, resolved to the base they name)."""
-    sites: list[CallSite] = []
+def incoming_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: int | None = None) -> CallPage:
+    """Calls that can run `symbol`, grouped by calling symbol: its own calls, and dynamic
+    calls of what it overrides or witnesses (marked dynamic, resolved to the base they name)."""
+    places = call_places_of(db, symbol.id, overridden_bases(db, symbol.id))
+    paths = file_paths(db, {place[2] for place in places})
+    rank = _path_rank(paths)
+    first: dict[int, int] = {}
+    occurrences: dict[int, list[int]] = {}
+    for caller, occurrence, file_id, line, column in places:
+        key = (rank[file_id] << 42) | (line << 21) | column
+        known = first.get(caller)
+        if known is None:
+            first[caller] = key
+            occurrences[caller] = [occurrence]
+        else:
+            occurrences[caller].append(occurrence)
+            if key < known:
+                first[caller] = key
+    ordered = [caller for _key, caller in sorted(zip(first.values(), first.keys(), strict=True))]
+    page = ordered[offset:] if limit is None else ordered[offset : offset + limit]
+    rows = calls_at(db, (occ for caller in page for occ in occurrences[caller]))
+    by_caller = _grouped(rows)
     super_callable = symbol.kind in _SUPER_CALLABLE
-    for occ, caller in _calls_of(db, symbol.id):
-        sites.append(CallSite(occ, caller, symbol.id, _dispatch(occ, super_callable)))
-    for base in overridden_bases(db, symbol.id):
-        for occ, caller in _calls_of(db, base):
-            if occ.roles & _DYNAMIC:
-                sites.append(CallSite(occ, caller, base, "dynamic"))
-    return _unique(sites)
+    groups = []
+    for caller in page:
+        found = sorted(by_caller.get(caller, []), key=lambda row: _site_key(row, paths))
+        sites = tuple(_site(row, paths, super_callable and row.callee_id == symbol.id) for row in found)
+        groups.append(CallGroup(caller, sites, all(s.callee_id != symbol.id for s in sites)))
+    return CallPage(tuple(groups), len(ordered))
+
+
+def _path_rank(paths: dict[int, str]) -> dict[int, int]:
+    """File id → its place in path order: sites then order by one integer."""
+    return {file_id: rank for rank, file_id in enumerate(sorted(paths, key=paths.__getitem__))}
+
+
+def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: int | None = None) -> CallPage:
+    """The explicit calls written in the symbol's body, grouped by callee as the compiler
+    resolved them; and for each dynamic call, a group for every override and witness of
+    what it names (`via_dispatch`), with the same sites. Callees the index has no
+    definition for are counted, not grouped."""
+    rows = calls_from(db, symbol.id)
+    paths = file_paths(db, {row.file_id for row in rows})
+    callees = db.symbols_by_ids(row.callee_id for row in rows)
+    defined = set(written_occurrences(db, callees))
+    by_callee = _grouped(rows, by_callee=True)
+    external = sum(len(found) for callee, found in by_callee.items() if callee not in defined)
+    direct = {
+        callee: found
+        for callee, found in by_callee.items()
+        if callee in defined and not is_generated_name(callees[callee].name)
+    }
+    reached: dict[int, list[CallRow]] = {}
+    for callee, found in direct.items():
+        dynamic = [row for row in found if row.roles & _DYNAMIC]
+        if dynamic:
+            for implementation in overriding_symbols(db, callee):
+                reached.setdefault(implementation, []).extend(dynamic)
+    entries = [(callee, found, False) for callee, found in direct.items()]
+    entries += [(impl, found, True) for impl, found in reached.items() if impl not in direct]
+    for _callee, found, _via in entries:
+        found.sort(key=lambda row: _site_key(row, paths))
+    entries.sort(key=lambda entry: (_site_key(entry[1][0], paths), entry[2], entry[0]))
+    end = len(entries) if limit is None else offset + limit
+    groups = []
+    for callee, found, via in entries[offset:end]:
+        sites = tuple(_site(row, paths, callees[row.callee_id].kind in _SUPER_CALLABLE) for row in found)
+        groups.append(CallGroup(callee, sites, via))
+    return CallPage(tuple(groups), len(entries), external)
+
+
+def _grouped(rows: Iterable[CallRow], *, by_callee: bool = False) -> dict[int, list[CallRow]]:
+    """Rows by caller (or callee), one per site: the index can record a site once per unit.
+    (Tuple indexes, not field names: this runs once per call of a hub function.)"""
+    seen: set[tuple[int, int, int, int, int]] = set()
+    groups: dict[int, list[CallRow]] = {}
+    for row in rows:
+        identity = (row[0], row[1], row[4], row[5], row[6])
+        if identity not in seen:
+            seen.add(identity)
+            groups.setdefault(row[1] if by_callee else row[0], []).append(row)
+    return groups
+
+
+def _site_key(row: CallRow, paths: dict[int, str]) -> tuple[str, int, int]:
+    return (paths.get(row.file_id, ""), row.line, row.column)
+
+
+def _site(row: CallRow, paths: dict[int, str], super_callable: bool) -> CallSite:
+    occ = OccurrenceRow(
+        row.occurrence_id,
+        row.callee_id,
+        row.roles,
+        paths.get(row.file_id, ""),
+        row.line,
+        row.column,
+        row.module,
+        row.unit_mtime_ns,
+    )
+    return CallSite(occ, row.caller_id, row.callee_id, _dispatch(occ, super_callable))
 
 
 def _dispatch(occ: OccurrenceRow, super_callable: bool) -> str:
@@ -127,31 +238,6 @@ def _dispatch(occ: OccurrenceRow, super_callable: bool) -> str:
     if occ.roles & _DYNAMIC:
         return "dynamic"
     return "super" if super_callable and _is_super_call(occ) else "static"
-
-
-def outgoing_calls(db: Database, symbol: SymbolRow) -> list[CallSite]:
-    """Explicit calls written in the symbol's body, resolved as the compiler resolved them."""
-    sites: list[CallSite] = []
-    calls = [
-        r.occurrence
-        for r in db.related_occurrences(symbol.id, Role.REL_CALLEDBY)
-        if r.occurrence.roles & _CALL and not r.occurrence.roles & _IMPLICIT
-    ]
-    callees = db.symbols_by_ids(occ.symbol_id for occ in calls)
-    for occ in calls:
-        callee = callees.get(occ.symbol_id)
-        super_callable = callee is not None and callee.kind in _SUPER_CALLABLE
-        sites.append(CallSite(occ, symbol.id, occ.symbol_id, _dispatch(occ, super_callable)))
-    return _unique(sites)
-
-
-def _unique(sites: Iterable[CallSite]) -> list[CallSite]:
-    """One site per (place, caller, callee): the index can record a site once per unit."""
-    by_key: dict[tuple[str, int, int, int, int], CallSite] = {}
-    for site in sites:
-        occ = site.occurrence
-        by_key.setdefault((occ.path, occ.line, occ.column, site.caller_id, site.callee_id), site)
-    return [by_key[key] for key in sorted(by_key)]
 
 
 def _is_super_call(occ: OccurrenceRow) -> bool:
@@ -181,8 +267,3 @@ def _file_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
             return tuple(handle.read().splitlines())
     except OSError:
         return ()
-
-
-def is_listed(symbol: SymbolRow) -> bool:
-    """Symbols a call graph shows by name (not macro-generated helpers)."""
-    return not is_generated_name(symbol.name)

@@ -307,6 +307,8 @@ class CallJson(TypedDict):
     caller: SymbolSiteJson
     callee: SymbolSiteJson
     sites: list[CallSiteJson]
+    viaDispatch: bool
+    """No site names the callee: dynamic dispatch reaches it through the base or requirement they name."""
     cycle: bool
 
 
@@ -316,8 +318,10 @@ class CallHierarchyJson(VerdictJson):
     depth: int
     calls: list[CallJson]
     callCount: int
+    """Level-1 groups (direct callers, or callees) in all, listed or not."""
     externalCallCount: int
     truncated: bool
+    nextOffset: NotRequired[int]
 
 
 class TypeLinkJson(TypedDict):
