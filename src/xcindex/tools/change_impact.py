@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow, is_generated_source
+from xcindex.indexstore.graph_queries import written_occurrences
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.blast_radius import COMMAND_PATTERN_LIMIT, TestTarget, tests_in_files
@@ -40,7 +41,7 @@ from xcindex.tools.swift_decls import (
     scan_declarations,
     signature_and_body,
 )
-from xcindex.tools.type_hierarchy import subtypes_of
+from xcindex.tools.type_hierarchy import EXTENSION_KIND, subtypes_of
 from xcindex.warnings import Completeness, XcindexError
 
 MAX_REFERENCES = 500
@@ -48,7 +49,8 @@ MAX_FILES = 200
 GIT_TIMEOUT_S = 30.0
 RANGE_METHOD = (
     "declaration extents from the source text (braces and statements, comments and strings skipped), "
-    "matched to the index's definition sites: not the compiler's own ranges"
+    "matched to the index's definition sites: not the compiler's own ranges (they agreed with "
+    "sourcekit-lsp's documentSymbol on every declaration of swift-log and Yams)"
 )
 _IMPLICIT = int(Role.IMPLICIT)
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
@@ -272,8 +274,7 @@ def _touched(side: _Side, lines: list[int]) -> list[Decl]:
     for line in lines:
         if is_blank_code(side.masked, line):
             continue
-        decl = innermost(side.decls, line)
-        if decl is not None:
+        for decl in innermost(side.decls, line):
             found[id(decl)] = decl
     return list(found.values())
 
@@ -381,7 +382,9 @@ def reaching(db: Database, seeds: set[int]) -> set[int]:
     while frontier:
         following: set[int] = set()
         for symbol_id in frontier:
-            targets = [(symbol_id, False)] + [(base, True) for base in overridden_bases(db, symbol_id)]
+            bases = overridden_bases(db, symbol_id)
+            following |= _types_library_code_dispatches_to(db, symbol_id, bases)
+            targets = [(symbol_id, False)] + [(base, True) for base in bases]
             for target, dynamic_only in targets:
                 uses = [o for o in db.occurrences_of(target) if o.roles & _USE and not o.roles & _WRITTEN]
                 if dynamic_only:
@@ -394,6 +397,28 @@ def reaching(db: Database, seeds: set[int]) -> set[int]:
         frontier = following - reached
         reached |= frontier
     return reached
+
+
+def _types_library_code_dispatches_to(db: Database, symbol_id: int, bases: list[int]) -> set[int]:
+    """A witness of a requirement declared outside the index (`Equatable.==`, `hash(into:)`,
+    `encode(to:)`, `description`) is called by library code the index does not see
+    (`XCTAssertEqual` calls `==`, `JSONEncoder` calls `encode(to:)`): any code that hands a
+    value of its type to a library can run it. So its type is reached, and with it every
+    use of the type."""
+    if not bases or set(written_occurrences(db, bases)) >= set(bases):
+        return set()
+    types: set[int] = set()
+    for relation in db.related_occurrences_of(symbol_id, Role.REL_CHILDOF):
+        if relation.occurrence.roles & _IMPLICIT:
+            continue
+        parent = db.symbols_by_ids([relation.symbol_id]).get(relation.symbol_id)
+        if parent is not None and parent.kind == EXTENSION_KIND:
+            types.update(
+                r.occurrence.symbol_id for r in db.related_occurrences(parent.id, Role.REL_EXTENDEDBY)
+            )
+        elif parent is not None:
+            types.add(parent.id)
+    return types
 
 
 def covering_tests(db: Database, reached: set[int]) -> list[CoveringTest]:
