@@ -518,7 +518,6 @@ def change_impact(
     diffs, old_texts = read_diff(root, revision, relative)
     git_ms = (time.perf_counter() - started) * 1000
     live = {path: mtime for path, mtime, *_ in db.live_files()}
-    live_real = {os.path.realpath(p): p for p in live}
     changed: list[ChangedSymbol] = []
     seeds: set[int] = set()
     changed_lines: dict[str, set[int]] = {}
@@ -526,7 +525,7 @@ def change_impact(
     for diff in diffs:
         rel = diff.new_path or diff.old_path or ""
         absolute = os.path.realpath(os.path.join(root, rel))
-        path = live_real.get(absolute, absolute)
+        path = _index_spelling(absolute, live)
         new_text = _read(absolute) if diff.new_path is not None else None
         old_text = old_texts.get(diff.old_path) if diff.old_path is not None else None
         file_changes = _file_changes(db, path, old_text, new_text, diff)
@@ -564,6 +563,19 @@ def change_impact(
         git_ms=git_ms,
         freshness=freshness,
     )
+
+
+def _index_spelling(absolute: str, live: dict[str, int]) -> str:
+    """The index's path for a file git names (its real path): the same string, or a live
+    path of the same name that resolves to it (a symlinked checkout). Only same-named
+    files are resolved: a project has thousands."""
+    if absolute in live:
+        return absolute
+    name = os.path.basename(absolute)
+    for path in live:
+        if os.path.basename(path) == name and os.path.realpath(path) == absolute:
+            return path
+    return absolute
 
 
 def _definitions(db: Database, symbol_id: int) -> list[OccurrenceRow]:
