@@ -159,6 +159,30 @@ async def test_type_hierarchy_matches_hand_checked_links(canary_store: Path) -> 
             }
             result = score(f"type_hierarchy {key} {case['direction']} depth {case['depth']}", want, got)
             assert (result.recall, result.precision) == (1.0, 1.0), result
+            local = {
+                (found["name"], found["kind"], f"{rel(found['path'])}:{found['line']}:{found['column']}")
+                for found in answer["localSubtypes"]
+            }
+            assert local == {(x["name"], x["kind"], x["site"]) for x in case.get("localSubtypes", [])}, key
+
+
+async def test_callees_name_the_type_that_declares_them(canary_store: Path) -> None:
+    """greetAll's dynamic call of Greeter.greet() can run four implementations: each group
+    says whose (the default implementation is the protocol extension's)."""
+    async with Engine() as engine:
+        answer = (
+            await engine.call_hierarchy(
+                symbol_name="greetAll(_:)", direction="outgoing", index_store_path=str(canary_store)
+            )
+        ).to_json()
+    assert {(g["callee"]["container"], g["callee"]["line"]) for g in answer["calls"]} == {
+        ("Greeter", 2),
+        ("Greeter", 6),
+        ("PirateGreeter", 18),
+        ("ProfileFeature", 37),
+    }
+    assert answer["root"] is not None
+    assert answer["root"]["container"] is None
 
 
 async def test_an_ambiguous_name_is_an_error_that_lists_the_candidates(canary_store: Path) -> None:

@@ -34,12 +34,14 @@ from xcindex.indexstore.graph_queries import (
     overriding,
     written_occurrences,
 )
-from xcindex.indexstore.model import Role, is_generated_name
+from xcindex.indexstore.model import Role, is_generated_name, kind_name
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.resolve import resolve
+from xcindex.tools.shapes import SymbolSiteJson
 from xcindex.warnings import XcindexError
 
 _DYNAMIC = int(Role.DYNAMIC)
+_CHILD_OF = int(Role.REL_CHILDOF)
 _SUPER_CALLABLE = frozenset({16, 17, 22})
 """instanceMethod, classMethod, constructor: the kinds `super.` can call."""
 MAX_OVERRIDE_DEPTH = 32
@@ -53,6 +55,63 @@ class CallSite:
     caller_id: int
     callee_id: int
     dispatch: str  # "static" | "dynamic" | "super"
+
+
+@dataclass(frozen=True)
+class SymbolSite:
+    """A symbol in a hierarchy: its definition site and the type (or extended type) that
+    declares it, which tells a dozen `log(event:)` witnesses apart."""
+
+    symbol: SymbolRow
+    definition: OccurrenceRow | None
+    container: str | None = None
+
+    @property
+    def qualified_name(self) -> str:
+        """`StreamLogHandler.log(event:)`; a global's own name."""
+        return f"{self.container}.{self.symbol.name}" if self.container else self.symbol.name
+
+    def to_json(self) -> SymbolSiteJson:
+        d = self.definition
+        return {
+            "usr": self.symbol.usr,
+            "name": self.symbol.name,
+            "kind": kind_name(self.symbol.kind),
+            "container": self.container,
+            "path": d.path if d else None,
+            "line": d.line if d else None,
+            "column": d.column if d else None,
+        }
+
+
+def symbol_sites(db: Database, symbol_ids: Iterable[int]) -> dict[int, SymbolSite]:
+    """The symbols with their definitions and containers, in four queries whatever their number."""
+    wanted = set(symbol_ids)
+    symbols = db.symbols_by_ids(wanted)
+    written = written_occurrences(db, wanted)
+    definitions = {sid: canonical_occurrence(written.get(sid, [])) for sid in symbols}
+    relations = db.relations_of([occ.id for occ in definitions.values() if occ is not None])
+    parent_of = {
+        sid: next((other for roles, other in relations.get(occ.id, []) if roles & _CHILD_OF), None)
+        for sid, occ in definitions.items()
+        if occ is not None
+    }
+    parents = db.symbols_by_ids(p for p in parent_of.values() if p is not None)
+    return {
+        sid: SymbolSite(
+            symbol,
+            definitions[sid],
+            _container_name(parents.get(parent_of.get(sid) or 0)),
+        )
+        for sid, symbol in symbols.items()
+    }
+
+
+def _container_name(parent: SymbolRow | None) -> str | None:
+    """A type's name; an extension's is the extended type's (the index names it so)."""
+    if parent is None or is_generated_name(parent.name):
+        return None
+    return parent.name
 
 
 @dataclass(frozen=True)
@@ -97,10 +156,6 @@ def symbol_for(db: Database, usr: str | None, symbol_name: str | None) -> Symbol
         )
     chosen = resolved or (matches[0] if matches else None)
     return chosen.symbol if chosen is not None else None
-
-
-def definition_of(db: Database, symbol_id: int) -> OccurrenceRow | None:
-    return canonical_occurrence(written_occurrences(db, [symbol_id]).get(symbol_id, []))
 
 
 def overridden_bases(db: Database, symbol_id: int) -> list[int]:
@@ -193,7 +248,24 @@ def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
     entries += [(impl, found, True) for impl, found in reached.items() if impl not in direct]
     for _callee, found, _via in entries:
         found.sort(key=lambda row: _site_key(row, paths))
-    entries.sort(key=lambda entry: (_site_key(entry[1][0], paths), entry[2], entry[0]))
+    implementations = {
+        impl: canonical_occurrence(occs) for impl, occs in written_occurrences(db, reached).items()
+    }
+
+    def order(entry: tuple[int, list[CallRow], bool]) -> tuple[tuple[str, int, int], bool, str, int, int]:
+        """By the first site; the implementations a dynamic call reaches after what it names,
+        by where they are defined."""
+        callee, found, via = entry
+        where = implementations.get(callee) if via else None
+        return (
+            _site_key(found[0], paths),
+            via,
+            where.path if where else "",
+            where.line if where else 0,
+            callee,
+        )
+
+    entries.sort(key=order)
     end = len(entries) if limit is None else offset + limit
     groups = []
     for callee, found, via in entries[offset:end]:
@@ -242,12 +314,13 @@ def _dispatch(occ: OccurrenceRow, super_callable: bool) -> str:
 
 def _is_super_call(occ: OccurrenceRow) -> bool:
     """`super.m()`: the source text right before the name says so (the index does not)."""
-    text = _line_text(occ.path, occ.line)
+    text = source_line(occ.path, occ.line)
     before = text.encode("utf-8")[: max(occ.column - 1, 0)].decode("utf-8", "replace").rstrip()
     return before.endswith("super.") or before.endswith("super")
 
 
-def _line_text(path: str, line: int) -> str:
+def source_line(path: str, line: int) -> str:
+    """One line of a source file as it is on disk now (files cached by modification time)."""
     lines = _file_lines(path, _mtime(path))
     return lines[line - 1] if 0 < line <= len(lines) else ""
 

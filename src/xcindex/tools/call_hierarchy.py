@@ -20,42 +20,25 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.graph_queries import written_occurrences
-from xcindex.indexstore.model import is_generated_name, kind_name
+from xcindex.indexstore.database import Database
+from xcindex.indexstore.model import is_generated_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.call_graph import (
     CallPage,
     CallSite,
-    definition_of,
+    SymbolSite,
     incoming_calls,
     outgoing_calls,
     symbol_for,
+    symbol_sites,
 )
-from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for
-from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson, SymbolSiteJson
+from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson
 
 MAX_DEPTH = 5
 MAX_CALLS = 500
 """Caller/callee groups listed at most (every level together); `truncated` says when cut."""
-
-
-@dataclass(frozen=True)
-class SymbolSite:
-    symbol: SymbolRow
-    definition: OccurrenceRow | None
-
-    def to_json(self) -> SymbolSiteJson:
-        d = self.definition
-        return {
-            "usr": self.symbol.usr,
-            "name": self.symbol.name,
-            "kind": kind_name(self.symbol.kind),
-            "path": d.path if d else None,
-            "line": d.line if d else None,
-            "column": d.column if d else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -154,12 +137,8 @@ class _Walk:
         self._sites: dict[int, SymbolSite] = {}
 
     def prefetch(self, symbol_ids: set[int]) -> None:
-        """Symbols and definitions of a level's callers or callees, in two queries."""
-        wanted = symbol_ids - set(self._sites)
-        symbols = self.db.symbols_by_ids(wanted)
-        written = written_occurrences(self.db, wanted)
-        for symbol_id, symbol in symbols.items():
-            self._sites[symbol_id] = SymbolSite(symbol, canonical_occurrence(written.get(symbol_id, [])))
+        """Symbols, definitions and containers of a level's callers or callees, batched."""
+        self._sites.update(symbol_sites(self.db, symbol_ids - set(self._sites)))
 
     def visit(self, node: SymbolSite, level: int, path: tuple[int, ...], offset: int = 0) -> CallPage:
         self.expanded.add(node.symbol.id)
@@ -203,7 +182,7 @@ def call_hierarchy(
         freshness = freshness_for(db, [], empty=True)
         return CallHierarchyAnswer(query, None, direction, depth, (), 0, 0, False, freshness, offset)
     walk = _Walk(db, direction == "incoming", depth)
-    root = SymbolSite(symbol, definition_of(db, symbol.id))
+    root = symbol_sites(db, [symbol.id])[symbol.id]
     first = walk.visit(root, 1, (symbol.id,), offset)
     named = [site.occurrence for g in walk.groups for site, _ in g.sites]
     named += [root.definition] if root.definition else []

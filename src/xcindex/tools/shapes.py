@@ -288,6 +288,8 @@ class SymbolSiteJson(TypedDict):
     usr: str
     name: str
     kind: str
+    container: str | None
+    """The type (or the extended type) that declares it; null for a global."""
     path: str | None
     line: int | None
     column: int | None
@@ -335,12 +337,26 @@ class TypeLinkJson(TypedDict):
     relation: Annotated[str, _one_of("inherits", "conforms", "refines")]
 
 
+class LocalSubtypeJson(TypedDict):
+    """A type declared in a function body (the index records no local declarations) whose
+    inheritance clause names the type: found in the source at the index's reference."""
+
+    name: str
+    kind: str
+    path: str
+    line: int
+    column: int
+    text: str
+
+
 class TypeHierarchyJson(VerdictJson):
     root: SymbolSiteJson | None
     direction: str
     depth: int
     links: list[TypeLinkJson]
     linkCount: int
+    localSubtypes: list[LocalSubtypeJson]
+    """Subtypes only: types declared inside function bodies that inherit or conform (no usr)."""
     truncated: bool
 
 
