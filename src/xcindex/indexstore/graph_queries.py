@@ -23,6 +23,9 @@ _DYNAMIC = int(Role.DYNAMIC)
 _CALLED_BY = int(Role.REL_CALLEDBY)
 _CONTAINED_BY = int(Role.REL_CONTAINEDBY)
 _OVERRIDE_OF = int(Role.REL_OVERRIDEOF)
+_EXTENDED_BY = int(Role.REL_EXTENDEDBY)
+_CHILD_OF = int(Role.REL_CHILDOF)
+_USE = int(Role.REFERENCE | Role.CALL)
 _CHUNK = 500
 
 _CALLER_RELATION = (
@@ -170,3 +173,81 @@ def overriding(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
 
 def _chunks(items: Sequence[int]) -> list[Sequence[int]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
+
+
+def users_of(db: Database, symbol_ids: Iterable[int], *, dynamic_only: bool = False) -> set[int]:
+    """The symbols whose code uses (references or calls, not declares) one of these symbols
+    (their calledBy/containedBy): one query per 500 symbols. `dynamic_only`: only uses the
+    compiler dispatches dynamically."""
+    found: set[int] = set()
+    dynamic = f" AND (o.roles & {_DYNAMIC}) != 0" if dynamic_only else ""
+    for chunk in _chunks(sorted(set(symbol_ids))):
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            int(row[0])
+            for row in db._conn.execute(
+                "SELECT DISTINCT rel.symbol_id FROM occurrences o"
+                f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {_CALLED_BY | _CONTAINED_BY}) != 0"
+                + _LIVE
+                + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_USE}) != 0 AND (o.roles & {_WRITTEN}) = 0"
+                + dynamic,
+                chunk,
+            )
+        )
+    return found
+
+
+def related_through(
+    db: Database, symbol_ids: Iterable[int], role: Role, *, explicit_only: bool = False
+) -> dict[int, set[int]]:
+    """symbol → the symbols its occurrences relate to with `role` (accessorOf: the property;
+    baseOf: the type or extension declaring it a supertype; childOf: the parent). An
+    occurrence's roles include its relations', so the occurrence index picks them out."""
+    found: dict[int, set[int]] = {}
+    bit = int(role)
+    implicit = f" AND (o.roles & {_IMPLICIT}) = 0" if explicit_only else ""
+    for chunk in _chunks(sorted(set(symbol_ids))):
+        marks = ",".join("?" * len(chunk))
+        for symbol_id, related in db._conn.execute(
+            "SELECT DISTINCT o.symbol_id, rel.symbol_id FROM occurrences o"
+            f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {bit}) != 0"
+            + _LIVE
+            + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {bit}) != 0"
+            + implicit,
+            chunk,
+        ):
+            found.setdefault(int(symbol_id), set()).add(int(related))
+    return found
+
+
+def extended_types(db: Database, extension_ids: Iterable[int]) -> dict[int, int]:
+    """extension → the type it extends (the type's mention in the header carries extendedBy)."""
+    found: dict[int, int] = {}
+    for chunk in _chunks(sorted(set(extension_ids))):
+        marks = ",".join("?" * len(chunk))
+        for extension, type_id in db._conn.execute(
+            "SELECT rel.symbol_id, o.symbol_id FROM relations rel"
+            " JOIN occurrences o ON o.id = rel.occurrence_id"
+            + _LIVE
+            + f" WHERE rel.symbol_id IN ({marks}) AND (rel.roles & {_EXTENDED_BY}) != 0"
+            + by_symbol_clause(_EXTENDED_BY),
+            chunk,
+        ):
+            found.setdefault(int(extension), int(type_id))
+    return found
+
+
+def members_of(db: Database, type_id: int) -> list[OccurrenceRow]:
+    """The explicit declarations whose parent (childOf) is the type, looked for in the
+    records that define the type (its body is written there), not across every relation."""
+    rows = db._conn.execute(
+        "SELECT DISTINCT o.id, o.symbol_id, o.roles, f.path, o.line, o.col, u.module, u.mtime_ns"
+        " FROM occurrences d JOIN occurrences o ON o.record_id = d.record_id"
+        f" JOIN relations rel ON rel.occurrence_id = o.id AND rel.symbol_id = d.symbol_id AND (rel.roles & {_CHILD_OF}) != 0"
+        + _LIVE
+        + " JOIN files f ON f.id = ur.file_id"
+        f" WHERE d.symbol_id = ? AND (d.roles & {_WRITTEN}) != 0 AND (o.roles & {_CHILD_OF}) != 0"
+        f" AND (o.roles & {_WRITTEN}) != 0 AND (o.roles & {_IMPLICIT}) = 0",
+        (type_id,),
+    )
+    return [OccurrenceRow(*row) for row in rows]

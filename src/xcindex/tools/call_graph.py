@@ -42,6 +42,8 @@ from xcindex.warnings import XcindexError
 
 _DYNAMIC = int(Role.DYNAMIC)
 _CHILD_OF = int(Role.REL_CHILDOF)
+_PROPERTY_KINDS = frozenset({13, 19, 20, 21})
+"""variable, instanceProperty, classProperty, staticProperty."""
 _SUPER_CALLABLE = frozenset({16, 17, 22})
 """instanceMethod, classMethod, constructor: the kinds `super.` can call."""
 MAX_OVERRIDE_DEPTH = 32
@@ -85,26 +87,38 @@ class SymbolSite:
 
 
 def symbol_sites(db: Database, symbol_ids: Iterable[int]) -> dict[int, SymbolSite]:
-    """The symbols with their definitions and containers, in four queries whatever their number."""
+    """The symbols with their definitions and containers, in a few queries whatever their number."""
     wanted = set(symbol_ids)
     symbols = db.symbols_by_ids(wanted)
     written = written_occurrences(db, wanted)
     definitions = {sid: canonical_occurrence(written.get(sid, [])) for sid in symbols}
+    parents = _parents(db, definitions)
+    # An accessor's parent is its property: name the type that declares the property.
+    properties = {p.id for p in parents.values() if p is not None and p.kind in _PROPERTY_KINDS}
+    owners = symbol_sites(db, properties) if properties else {}
+    return {
+        sid: SymbolSite(
+            symbol,
+            definitions[sid],
+            owners[parent.id].container
+            if parent is not None and parent.id in owners
+            else _container_name(parent),
+        )
+        for sid, symbol in symbols.items()
+        for parent in [parents.get(sid)]
+    }
+
+
+def _parents(db: Database, definitions: dict[int, OccurrenceRow | None]) -> dict[int, SymbolRow | None]:
+    """Each symbol's `childOf` parent at its definition (a type, an extension, a property)."""
     relations = db.relations_of([occ.id for occ in definitions.values() if occ is not None])
     parent_of = {
         sid: next((other for roles, other in relations.get(occ.id, []) if roles & _CHILD_OF), None)
         for sid, occ in definitions.items()
         if occ is not None
     }
-    parents = db.symbols_by_ids(p for p in parent_of.values() if p is not None)
-    return {
-        sid: SymbolSite(
-            symbol,
-            definitions[sid],
-            _container_name(parents.get(parent_of.get(sid) or 0)),
-        )
-        for sid, symbol in symbols.items()
-    }
+    rows = db.symbols_by_ids(p for p in parent_of.values() if p is not None)
+    return {sid: rows.get(parent) if parent is not None else None for sid, parent in parent_of.items()}
 
 
 def _container_name(parent: SymbolRow | None) -> str | None:
@@ -162,6 +176,31 @@ def overridden_bases(db: Database, symbol_id: int) -> list[int]:
     """What the symbol overrides or witnesses, transitively (nearest first): the methods
     and requirements through which a dynamic call can reach it."""
     return _closure(db, symbol_id, overridden)
+
+
+def overridden_closures(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
+    """overridden_bases for many symbols at once: one query per level of the hierarchy."""
+    direct: dict[int, set[int]] = {}
+    frontier = set(symbol_ids)
+    for _ in range(MAX_OVERRIDE_DEPTH):
+        todo = frontier - direct.keys()
+        if not todo:
+            break
+        found = overridden(db, todo)
+        for symbol_id in todo:
+            direct[symbol_id] = found.get(symbol_id, set())
+        frontier = {base for symbol_id in todo for base in direct[symbol_id]}
+    closures: dict[int, set[int]] = {}
+    for symbol_id in symbol_ids:
+        seen: set[int] = set()
+        stack = list(direct.get(symbol_id, ()))
+        while stack:
+            base = stack.pop()
+            if base not in seen and base != symbol_id:
+                seen.add(base)
+                stack.extend(direct.get(base, ()))
+        closures[symbol_id] = seen
+    return closures
 
 
 def overriding_symbols(db: Database, symbol_id: int) -> list[int]:
