@@ -10,6 +10,7 @@ function has tens of thousands, and only the page an answer shows becomes object
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from xcindex.indexstore.database import Database, OccurrenceRow
@@ -27,6 +28,8 @@ _EXTENDED_BY = int(Role.REL_EXTENDEDBY)
 _CHILD_OF = int(Role.REL_CHILDOF)
 _USE = int(Role.REFERENCE | Role.CALL)
 _CHUNK = 500
+POSITION_LINE_SHIFT = 21
+"""A call's position as one integer: line << 21 | column (columns stay under 2 million)."""
 
 _CALLER_RELATION = (
     # The calling symbol: the calledBy relation, else (a call in a property's initializer,
@@ -73,25 +76,35 @@ def written_occurrences(db: Database, symbol_ids: Iterable[int]) -> dict[int, li
     return found
 
 
-CallPlace = tuple[int, int, int, int, int]
-"""(caller, occurrence, file, line, column) of one call: all that grouping, ordering and
-counting a hub function's callers needs (the rest is read for the page shown). A plain
-tuple: a hub has tens of thousands."""
+@dataclass(frozen=True)
+class CallPlaces:
+    """Every call of a symbol, as four parallel lists of integers: the calling symbol, the
+    occurrence, the file and the position (line << 21 | column). All that grouping,
+    ordering and counting a hub function's callers needs; the rest is read for the page
+    shown. Integers, not a row object per call: a hub has tens of thousands of calls, and
+    tuples that many would make every garbage collection during the answer walk them."""
+
+    callers: list[int]
+    occurrences: list[int]
+    files: list[int]
+    positions: list[int]
 
 
-def call_places_of(db: Database, symbol_id: int, dynamic_via: Sequence[int] = ()) -> list[CallPlace]:
+def call_places_of(db: Database, symbol_id: int, dynamic_via: Sequence[int] = ()) -> CallPlaces:
     """Every explicit call of the symbol, and every *dynamic* call of the `dynamic_via`
-    symbols (what it overrides or witnesses), with the calling symbol: one query."""
+    symbols (what it overrides or witnesses), with the calling symbol: one query, one row."""
     wanted = [symbol_id, *dynamic_via]
     marks = ",".join("?" * len(wanted))
-    rows = db._conn.execute(
-        "SELECT rel.symbol_id, o.id, ur.file_id, o.line, o.col FROM occurrences o "
+    row = db._conn.execute(
+        "SELECT group_concat(rel.symbol_id || ' ' || o.id || ' ' || ur.file_id || ' ' || "
+        f"((o.line << {POSITION_LINE_SHIFT}) | o.col), ' ') FROM occurrences o "
         + _CALLER_RELATION
         + _LIVE
         + f" WHERE o.symbol_id IN ({marks}) AND {_EXPLICIT_CALL} AND (o.symbol_id = ? OR (o.roles & ?) != 0)",
         [*wanted, symbol_id, _DYNAMIC],
-    )
-    return rows.fetchall()
+    ).fetchone()
+    values = list(map(int, row[0].split())) if row and row[0] else []
+    return CallPlaces(values[0::4], values[1::4], values[2::4], values[3::4])
 
 
 def calls_at(db: Database, occurrence_ids: Iterable[int]) -> list[CallRow]:

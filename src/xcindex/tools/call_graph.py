@@ -47,6 +47,10 @@ _PROPERTY_KINDS = frozenset({13, 19, 20, 21})
 _SUPER_CALLABLE = frozenset({16, 17, 22})
 """instanceMethod, classMethod, constructor: the kinds `super.` can call."""
 MAX_OVERRIDE_DEPTH = 32
+_ID_BITS = 40
+_ID_MASK = (1 << _ID_BITS) - 1
+_POSITION_BITS = 42
+"""Packed call keys (incoming_calls): symbol and occurrence ids below 2^40, a position below 2^42."""
 
 
 @dataclass(frozen=True)
@@ -229,23 +233,26 @@ def incoming_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
     """Calls that can run `symbol`, grouped by calling symbol: its own calls, and dynamic
     calls of what it overrides or witnesses (marked dynamic, resolved to the base they name)."""
     places = call_places_of(db, symbol.id, overridden_bases(db, symbol.id))
-    paths = file_paths(db, {place[2] for place in places})
+    paths = file_paths(db, set(places.files))
     rank = _path_rank(paths)
-    first: dict[int, int] = {}
-    occurrences: dict[int, list[int]] = {}
-    for caller, occurrence, file_id, line, column in places:
-        key = (rank[file_id] << 42) | (line << 21) | column
-        known = first.get(caller)
-        if known is None:
-            first[caller] = key
-            occurrences[caller] = [occurrence]
-        else:
-            occurrences[caller].append(occurrence)
-            if key < known:
-                first[caller] = key
-    ordered = [caller for _key, caller in sorted(zip(first.values(), first.keys(), strict=True))]
+    # One integer per call, sorted: where it is (file in path order, line, column), then who
+    # makes it and which occurrence it is. A caller's first value is its first site.
+    packed = sorted(
+        ((rank[file_id] << _POSITION_BITS | position) << _ID_BITS * 2) | (caller << _ID_BITS) | occurrence
+        for caller, occurrence, file_id, position in zip(
+            places.callers, places.occurrences, places.files, places.positions, strict=True
+        )
+    )
+    seen: set[int] = set()
+    ordered: list[int] = []
+    for value in packed:
+        caller = value >> _ID_BITS & _ID_MASK
+        if caller not in seen:
+            seen.add(caller)
+            ordered.append(caller)
     page = ordered[offset:] if limit is None else ordered[offset : offset + limit]
-    rows = calls_at(db, (occ for caller in page for occ in occurrences[caller]))
+    on_page = set(page)
+    rows = calls_at(db, (value & _ID_MASK for value in packed if value >> _ID_BITS & _ID_MASK in on_page))
     by_caller = _grouped(rows)
     super_callable = symbol.kind in _SUPER_CALLABLE
     groups = []

@@ -38,6 +38,9 @@ from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson
 
 MAX_DEPTH = 5
 MAX_CALLS = 500
+PAGE_GROUPS = 100
+"""Level-1 groups an answer holds (each with the deeper levels under it, while MAX_CALLS
+lasts); `nextOffset` gives the rest. What an agent's context shows is fewer still."""
 """Caller/callee groups listed at most (every level together); `truncated` says when cut."""
 
 
@@ -76,9 +79,9 @@ def _site_json(site: CallSite, resolves_to: str) -> CallSiteJson:
 
 @dataclass(frozen=True)
 class CallHierarchyAnswer:
-    """A page of the hierarchy: level-1 groups from `offset` on, each followed by the
-    deeper levels under it, at most MAX_CALLS groups in all. `call_count` counts every
-    level-1 group, listed or not."""
+    """A page of the hierarchy: up to PAGE_GROUPS level-1 groups from `offset` on, each
+    followed by the deeper levels under it, at most MAX_CALLS groups in all. `call_count`
+    counts every level-1 group, listed or not."""
 
     query: str
     root: SymbolSite | None
@@ -144,7 +147,7 @@ class _Walk:
         self.expanded.add(node.symbol.id)
         room = MAX_CALLS - len(self.groups)
         calls = incoming_calls if self.incoming else outgoing_calls
-        page = calls(self.db, node.symbol, offset=offset, limit=room + 1)
+        page = calls(self.db, node.symbol, offset=offset, limit=PAGE_GROUPS if level == 1 else room + 1)
         self.external += page.external_calls
         self.prefetch({g.other_id for g in page.groups} | {s.callee_id for g in page.groups for s in g.sites})
         for group in page.groups:
