@@ -215,9 +215,10 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
         shown = answer.shown(budget)
         incoming = answer.direction == "incoming"
         what = "caller" if incoming else "callee"
+        deeper = f"; {len(answer.groups)} groups with the deeper levels" if answer.depth > 1 else ""
         lines = [
-            f"{answer.call_count} {what} group(s) of {answer.root.qualified_name} "
-            f"({answer.direction}, depth {answer.depth}):"
+            f"{answer.call_count} direct {what} group(s) of {answer.root.qualified_name} "
+            f"({answer.direction}, depth {answer.depth}{deeper}):"
         ]
         for group in shown:
             other = group.caller if incoming else group.callee
