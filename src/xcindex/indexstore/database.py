@@ -31,9 +31,10 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
-records are not ingested; 5: units carry their file's digest."""
+records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
+(symbol, roles) rather than by symbol alone."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -230,12 +230,14 @@ class ReadSide:
         return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
 
     def related_occurrences_of(self, symbol_id: int, role: Role) -> list[RelationRow]:
-        """Occurrences *of* the symbol that carry a relation with `role` (to another symbol)."""
+        """Occurrences *of* the symbol that carry a relation with `role` (to another symbol).
+        An occurrence's roles include its relations' roles, so the occurrence index picks
+        them out first: a type referenced in thousands of places has few such mentions."""
         rows = self._conn.execute(
             _OCC_SELECT.replace("SELECT DISTINCT", "SELECT DISTINCT rel.roles, rel.symbol_id,")
             + " JOIN relations rel ON rel.occurrence_id = o.id"
-            " WHERE o.symbol_id = ? AND (rel.roles & ?) != 0",
-            (symbol_id, int(role)),
+            " WHERE o.symbol_id = ? AND (o.roles & ?) != 0 AND (rel.roles & ?) != 0",
+            (symbol_id, int(role), int(role)),
         )
         return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
 
