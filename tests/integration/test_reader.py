@@ -11,7 +11,7 @@ from xcindex.indexstore import native
 from xcindex.indexstore.binding import MIN_API_VERSION, IndexStore
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import refresh
-from xcindex.indexstore.model import DependencyKind, RecordData, Role, UnitInfo, kind_name
+from xcindex.indexstore.model import DependencyKind, RecordData, Role, UnitInfo, kind_name, usr_hash
 from xcindex.indexstore.pool import WorkerPool
 
 pytestmark = pytest.mark.toolchain
@@ -109,10 +109,20 @@ async def test_the_worker_process_reads_what_the_binding_reads(canary_store: Pat
     assert pool.pids == []
 
 
-def _content(db: Database) -> tuple[set[tuple[str, str, int, int, int]], set[tuple[str, str, int, int]]]:
-    """Every occurrence (usr, file, line, column, roles) and relation (usr, related usr,
-    line, roles) of the live units, by value: ids differ between two ingestions."""
+def _content(
+    db: Database,
+) -> tuple[set[tuple[str, str, int, int, int]], set[tuple[str, str, int, int]], set[tuple[str, int]]]:
+    """Every occurrence (usr, file, line, column, roles), relation (usr, related usr, line,
+    roles) and symbol (usr, its hash) of the live units, by value: ids differ between two
+    ingestions. Each record's occurrences must be exactly its id range."""
     conn = db._conn
+    outside, miscounted = conn.execute(
+        "SELECT (SELECT count(*) FROM occurrences o JOIN records r ON r.id = o.record_id"
+        "        WHERE o.id NOT BETWEEN r.first_occurrence AND r.last_occurrence),"
+        "       (SELECT count(*) FROM records r WHERE r.last_occurrence - r.first_occurrence + 1 !="
+        "        (SELECT count(*) FROM occurrences o WHERE o.record_id = r.id))"
+    ).fetchone()
+    assert (outside, miscounted) == (0, 0)
     occurrences = {
         (str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]))
         for r in conn.execute(
@@ -127,7 +137,9 @@ def _content(db: Database) -> tuple[set[tuple[str, str, int, int, int]], set[tup
             " JOIN symbols s ON s.id = o.symbol_id JOIN symbols t ON t.id = rel.symbol_id"
         )
     }
-    return occurrences, relations
+    symbols = {(str(r[0]), int(r[1])) for r in conn.execute("SELECT usr, usr_hash FROM symbols")}
+    assert all(hashed == usr_hash(usr) for usr, hashed in symbols)
+    return occurrences, relations, symbols
 
 
 @pytest.mark.anyio

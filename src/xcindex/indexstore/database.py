@@ -31,10 +31,13 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
 records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
-(symbol, roles) rather than by symbol alone."""
+(symbol, roles) rather than by symbol alone; 7: a record's occurrences are the id range
+[first_occurrence, last_occurrence] (no index by record), symbols are indexed by a hash
+of their USR (no unique index of the USRs), a unit's module dependencies are its modules
+(the dependency units' names were never read)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +56,12 @@ CREATE TABLE IF NOT EXISTS units (
     digest BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX IF NOT EXISTS units_main_file ON units(main_file_id);
-CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    first_occurrence INTEGER NOT NULL DEFAULT 0,
+    last_occurrence INTEGER NOT NULL DEFAULT -1
+);
 CREATE TABLE IF NOT EXISTS unit_records (
     unit_id INTEGER NOT NULL, record_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
     PRIMARY KEY (unit_id, record_id, file_id)
@@ -61,22 +69,24 @@ CREATE TABLE IF NOT EXISTS unit_records (
 CREATE INDEX IF NOT EXISTS unit_records_record ON unit_records(record_id);
 CREATE INDEX IF NOT EXISTS unit_records_file ON unit_records(file_id);
 CREATE TABLE IF NOT EXISTS unit_units (
-    unit_id INTEGER NOT NULL, dependency TEXT NOT NULL, module TEXT NOT NULL, is_system INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS unit_units_unit ON unit_units(unit_id);
+    unit_id INTEGER NOT NULL, module TEXT NOT NULL, is_system INTEGER NOT NULL,
+    PRIMARY KEY (unit_id, module)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS unit_files (unit_id INTEGER NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS unit_files_unit ON unit_files(unit_id);
 CREATE TABLE IF NOT EXISTS unit_missing_records (unit_id INTEGER NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS unit_missing_records_unit ON unit_missing_records(unit_id);
 CREATE TABLE IF NOT EXISTS symbols (
     id INTEGER PRIMARY KEY,
-    usr TEXT NOT NULL UNIQUE,
+    usr TEXT NOT NULL,
+    usr_hash INTEGER NOT NULL,
     name TEXT NOT NULL,
     kind INTEGER NOT NULL,
     subkind INTEGER NOT NULL,
     language INTEGER NOT NULL,
     properties INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS symbols_usr_hash ON symbols(usr_hash);
 CREATE TABLE IF NOT EXISTS occurrences (
     id INTEGER PRIMARY KEY,
     record_id INTEGER NOT NULL,

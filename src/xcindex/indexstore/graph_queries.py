@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
-from xcindex.indexstore.queries import _OCC_SELECT, by_symbol_clause
+from xcindex.indexstore.queries import _OCC_SELECT, RECORD_OCCURRENCES, by_symbol_clause
 
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
 _IMPLICIT = int(Role.IMPLICIT)
@@ -128,7 +128,8 @@ def calls_from(db: Database, caller_id: int) -> list[CallRow]:
     (a body is written where its declaration is), not across the whole relations table."""
     rows = db._conn.execute(
         f"SELECT DISTINCT {_CALL_COLUMNS} FROM occurrences d"
-        " JOIN occurrences o ON o.record_id = d.record_id "
+        + RECORD_OCCURRENCES.format(record="d.record_id")
+        + " "
         + _CALLER_RELATION
         + " AND rel.symbol_id = d.symbol_id"
         + _LIVE
@@ -255,8 +256,9 @@ def members_of(db: Database, type_id: int) -> list[OccurrenceRow]:
     records that define the type (its body is written there), not across every relation."""
     rows = db._conn.execute(
         "SELECT DISTINCT o.id, o.symbol_id, o.roles, f.path, o.line, o.col, u.module, u.mtime_ns"
-        " FROM occurrences d JOIN occurrences o ON o.record_id = d.record_id"
-        f" JOIN relations rel ON rel.occurrence_id = o.id AND rel.symbol_id = d.symbol_id AND (rel.roles & {_CHILD_OF}) != 0"
+        " FROM occurrences d"
+        + RECORD_OCCURRENCES.format(record="d.record_id")
+        + f" JOIN relations rel ON rel.occurrence_id = o.id AND rel.symbol_id = d.symbol_id AND (rel.roles & {_CHILD_OF}) != 0"
         + _LIVE
         + " JOIN files f ON f.id = ur.file_id"
         f" WHERE d.symbol_id = ? AND (d.roles & {_WRITTEN}) != 0 AND (o.roles & {_CHILD_OF}) != 0"

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from enum import IntFlag
 from typing import NamedTuple
 
+PARAMETER_KIND = 25
+"""libIndexStore's symbol kind for a function parameter."""
+
 
 class Role(IntFlag):
     """Occurrence and relation roles (indexstore_symbol_role_t)."""
@@ -53,6 +56,25 @@ REPORTED_ROLES: tuple[tuple[Role, str], ...] = (
 
 def role_names(roles: int) -> list[str]:
     return [name for bit, name in REPORTED_ROLES if roles & bit]
+
+
+def usr_hash(usr: str) -> int:
+    """64-bit FNV-1a of the USR's UTF-8 bytes, as SQLite's signed integer: what the symbols
+    table is indexed by (a unique index of the USRs themselves was the database's largest
+    index). The compiled ingester computes the same (native_ingest.c, hash_bytes)."""
+    value = 0xCBF29CE484222325
+    for byte in usr.encode("utf-8"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def keeps_relations(symbol: SymbolInfo, roles: int) -> bool:
+    """Whether an occurrence's relations are stored: all but those of a *use* of a
+    parameter or a local (which function contains it, a third of a large project's
+    relations, is never asked; its declaration keeps its parent). The compiled ingester
+    applies the same rule (native_ingest.c, on_occurrence)."""
+    local = symbol.kind == PARAMETER_KIND or bool(symbol.properties & Property.LOCAL)
+    return not local or bool(roles & (Role.DEFINITION | Role.DECLARATION))
 
 
 def is_generated_name(name: str) -> bool:

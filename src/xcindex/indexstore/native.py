@@ -29,7 +29,7 @@ SOURCE = Path(__file__).with_name("native_ingest.c")
 NATIVE_DIR_ENV = "XCINDEX_NATIVE_DIR"
 DISABLE_ENV = "XCINDEX_NO_NATIVE"
 """Set to 1 to use the cffi walk even where a compiler is available (tests compare both)."""
-ABI_VERSION = 1
+ABI_VERSION = 3
 
 CDEF = """
 int xci_abi_version(void);

@@ -75,7 +75,11 @@ int sqlite3_busy_handler(sqlite3 *, int (*)(void *, int), void *);
 #define SQLITE_OPEN_READWRITE 0x00000002
 #define SQLITE_STATIC ((void (*)(void *))0)
 
-#define XCI_ABI_VERSION 1
+#define XCI_ABI_VERSION 3
+#define PARAMETER_KIND 25
+#define PROPERTY_LOCAL (1u << 7)
+#define ROLE_DECLARATION 1u
+#define ROLE_DEFINITION 2u
 
 /* --- growable arrays ---------------------------------------------------------------------- */
 
@@ -107,7 +111,7 @@ static uint32_t *usr_slots; /* open addressing: index + 1, 0 = empty */
 static size_t usr_slot_count;
 
 static uint64_t hash_bytes(const char *data, size_t length) {
-    uint64_t hash = 1469598103934665603ULL;
+    uint64_t hash = 14695981039346656037ULL; /* FNV-1a 64 (model.usr_hash) */
     for (size_t i = 0; i < length; i++) hash = (hash ^ (unsigned char)data[i]) * 1099511628211ULL;
     return hash;
 }
@@ -270,7 +274,11 @@ static bool on_occurrence(void *context, indexstore_occurrence_t occurrence) {
     entry->column = column;
     entry->roles = indexstore_occurrence_get_roles(occurrence);
     entry->first_relation = (uint32_t)batch->relation_count;
-    indexstore_occurrence_relations_apply_f(occurrence, batch, on_relation);
+    /* A use of a parameter or a local keeps no relations (model.keeps_relations). */
+    const symbol_t *of = &symbols[symbol];
+    bool local = of->kind == PARAMETER_KIND || (of->properties & PROPERTY_LOCAL);
+    if (!local || (entry->roles & (ROLE_DEFINITION | ROLE_DECLARATION)))
+        indexstore_occurrence_relations_apply_f(occurrence, batch, on_relation);
     entry->relations = (uint32_t)(batch->relation_count - entry->first_relation);
     return !batch->failed;
 }
@@ -278,16 +286,21 @@ static bool on_occurrence(void *context, indexstore_occurrence_t occurrence) {
 /* --- the database ------------------------------------------------------------------------- */
 
 enum {
-    FIND_SYMBOL, ADD_SYMBOL, HAS_RECORD, ADD_RECORD, CLEAR_FAILURE, ADD_OCCURRENCE, ADD_RELATION, STATEMENTS
+    FIND_SYMBOL, ADD_SYMBOL, HAS_RECORD, ADD_RECORD, CLEAR_FAILURE, ADD_OCCURRENCE, ADD_RELATION, SET_RANGE,
+    STATEMENTS
 };
+/* Symbols are found by the FNV-1a hash of their USR (the same as model.usr_hash, as SQLite's
+ * signed 64-bit integer), then the USR itself; a record's occurrences get one contiguous id
+ * range, stored on the record (the database has no index of occurrences by record). */
 static const char *const SQL[STATEMENTS] = {
-    "SELECT id FROM symbols WHERE usr = ?",
-    "INSERT INTO symbols(usr, name, kind, subkind, language, properties) VALUES (?,?,?,?,?,?)",
+    "SELECT id FROM symbols WHERE usr_hash = ? AND usr = ?",
+    "INSERT INTO symbols(usr, usr_hash, name, kind, subkind, language, properties) VALUES (?,?,?,?,?,?,?)",
     "SELECT 1 FROM records WHERE name = ?",
     "INSERT INTO records(name) VALUES (?)",
     "DELETE FROM failures WHERE name = ?",
     "INSERT INTO occurrences(record_id, symbol_id, roles, line, col) VALUES (?,?,?,?,?)",
     "INSERT OR IGNORE INTO relations(occurrence_id, roles, symbol_id) VALUES (?,?,?)",
+    "UPDATE records SET first_occurrence = ?, last_occurrence = ? WHERE id = ?",
 };
 
 static sqlite3 *db;
@@ -363,16 +376,18 @@ static bool step(int which, long long *first, char *error, size_t error_size) {
 static bool resolve_symbol(symbol_t *symbol, char *error, size_t error_size) {
     if (symbol->db_id) return true;
     sqlite3_stmt *find = statements[FIND_SYMBOL];
-    sqlite3_bind_text(find, 1, symbol->usr, (int)symbol->usr_len, SQLITE_STATIC);
+    sqlite3_bind_int64(find, 1, (long long)symbol->hash);
+    sqlite3_bind_text(find, 2, symbol->usr, (int)symbol->usr_len, SQLITE_STATIC);
     if (!step(FIND_SYMBOL, &symbol->db_id, error, error_size)) return false;
     if (symbol->db_id) return true;
     sqlite3_stmt *add = statements[ADD_SYMBOL];
     sqlite3_bind_text(add, 1, symbol->usr, (int)symbol->usr_len, SQLITE_STATIC);
-    sqlite3_bind_text(add, 2, symbol->name, (int)symbol->name_len, SQLITE_STATIC);
-    sqlite3_bind_int64(add, 3, symbol->kind);
-    sqlite3_bind_int64(add, 4, symbol->subkind);
-    sqlite3_bind_int64(add, 5, symbol->language);
-    sqlite3_bind_int64(add, 6, (long long)symbol->properties);
+    sqlite3_bind_int64(add, 2, (long long)symbol->hash);
+    sqlite3_bind_text(add, 3, symbol->name, (int)symbol->name_len, SQLITE_STATIC);
+    sqlite3_bind_int64(add, 4, symbol->kind);
+    sqlite3_bind_int64(add, 5, symbol->subkind);
+    sqlite3_bind_int64(add, 6, symbol->language);
+    sqlite3_bind_int64(add, 7, (long long)symbol->properties);
     if (!step(ADD_SYMBOL, NULL, error, error_size)) return false;
     symbol->db_id = sqlite3_last_insert_rowid(db);
     return true;
@@ -442,6 +457,7 @@ int xci_ingest_records(indexstore_t store, const char *database, long long token
             /* Read at last (a rebuild or a repaired file): no longer unreadable. */
             sqlite3_bind_text(statements[CLEAR_FAILURE], 1, names[i], -1, SQLITE_STATIC);
             if (!step(CLEAR_FAILURE, NULL, error, error_size)) { result = -1; break; }
+            long long first_id = 0, last_id = -1;
             for (size_t o = first_occurrence[i]; o < first_occurrence[i + 1]; o++) {
                 occurrence_t *occ = &batch.occurrences[o];
                 symbol_t *symbol = &symbols[occ->symbol];
@@ -454,19 +470,46 @@ int xci_ingest_records(indexstore_t store, const char *database, long long token
                 sqlite3_bind_int64(add, 5, occ->column);
                 if (!step(ADD_OCCURRENCE, NULL, error, error_size)) { result = -1; break; }
                 long long occurrence_id = sqlite3_last_insert_rowid(db);
+                if (o == first_occurrence[i]) first_id = occurrence_id;
+                last_id = occurrence_id;
                 totals[0]++;
-                for (uint32_t r = occ->first_relation; r < occ->first_relation + occ->relations; r++) {
+                /* In the relations table's key order (occurrence, symbol, roles): rows then
+                 * only ever append to its last page, which stays full (out-of-order rows
+                 * split pages half-empty: 12 % of the table at L). */
+                uint32_t first = occ->first_relation, end = occ->first_relation + occ->relations;
+                for (uint32_t r = first; r < end && result == 0; r++) {
+                    if (!resolve_symbol(&symbols[batch.relations[r].symbol], error, error_size)) result = -1;
+                }
+                if (result) break;
+                for (uint32_t r = first + 1; r < end; r++) {
+                    relation_t moving = batch.relations[r];
+                    long long key = symbols[moving.symbol].db_id;
+                    uint32_t at = r;
+                    while (at > first && (symbols[batch.relations[at - 1].symbol].db_id > key ||
+                                          (symbols[batch.relations[at - 1].symbol].db_id == key &&
+                                           batch.relations[at - 1].roles > moving.roles))) {
+                        batch.relations[at] = batch.relations[at - 1];
+                        at--;
+                    }
+                    batch.relations[at] = moving;
+                }
+                for (uint32_t r = first; r < end; r++) {
                     relation_t *relation = &batch.relations[r];
-                    symbol_t *related = &symbols[relation->symbol];
-                    if (!resolve_symbol(related, error, error_size)) { result = -1; break; }
                     sqlite3_stmt *rel = statements[ADD_RELATION];
                     sqlite3_bind_int64(rel, 1, occurrence_id);
                     sqlite3_bind_int64(rel, 2, (long long)relation->roles);
-                    sqlite3_bind_int64(rel, 3, related->db_id);
+                    sqlite3_bind_int64(rel, 3, symbols[relation->symbol].db_id);
                     if (!step(ADD_RELATION, NULL, error, error_size)) { result = -1; break; }
                     totals[1]++;
                 }
                 if (result) break;
+            }
+            if (result == 0 && first_id != 0) {
+                sqlite3_stmt *range = statements[SET_RANGE];
+                sqlite3_bind_int64(range, 1, first_id);
+                sqlite3_bind_int64(range, 2, last_id);
+                sqlite3_bind_int64(range, 3, record_id);
+                if (!step(SET_RANGE, NULL, error, error_size)) result = -1;
             }
         }
         if (result == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

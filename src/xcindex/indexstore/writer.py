@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo
+from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
 from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
 
 LIVE_UNITS_PENDING = "live_units_pending"
@@ -27,7 +27,6 @@ BULK_INDEXES = (
     # With the roles: "the definitions of S" or "the calls of S" are filtered in the index,
     # without reading a table row for each of a hub symbol's tens of thousands of occurrences.
     "CREATE INDEX IF NOT EXISTS occurrences_symbol_roles ON occurrences(symbol_id, roles)",
-    "CREATE INDEX IF NOT EXISTS occurrences_record ON occurrences(record_id)",
     # Partial: only the relations asked for by their symbol (see queries.BY_SYMBOL_ROLES);
     # calledBy, containedBy and childOf, most of the rows, are asked for by occurrence.
     f"CREATE INDEX IF NOT EXISTS relations_symbol ON relations(symbol_id) WHERE (roles & {BY_SYMBOL_ROLES}) != 0",
@@ -72,11 +71,15 @@ class RecordWriter:
     def _symbol_id(self, usr: str, info: tuple[str, int, int, int, int]) -> int:
         symbol_id = self._symbol_ids.get(usr)
         if symbol_id is None:
-            row = self._conn.execute("SELECT id FROM symbols WHERE usr = ?", (usr,)).fetchone()
+            hashed = usr_hash(usr)
+            row = self._conn.execute(
+                "SELECT id FROM symbols WHERE usr_hash = ? AND usr = ?", (hashed, usr)
+            ).fetchone()
             if row is None:
                 cursor = self._conn.execute(
-                    "INSERT INTO symbols(usr, name, kind, subkind, language, properties) VALUES (?,?,?,?,?,?)",
-                    (usr, *info),
+                    "INSERT INTO symbols(usr, usr_hash, name, kind, subkind, language, properties)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    (usr, hashed, *info),
                 )
                 symbol_id = int(cursor.lastrowid or 0)
             else:
@@ -112,13 +115,24 @@ class RecordWriter:
                     occurrence_rows.append(
                         (next_occurrence, record_id, symbol_ids[occ.symbol], occ.roles, occ.line, occ.column)
                     )
+                    if not keeps_relations(record.symbols[occ.symbol], occ.roles):
+                        continue
+                    # In the table's key order, so that rows only append (see native_ingest.c).
                     relation_rows.extend(
-                        (next_occurrence, roles, symbol_ids[index]) for roles, index in occ.relations
+                        (next_occurrence, roles, symbol_id)
+                        for symbol_id, roles in sorted(
+                            (symbol_ids[index], roles) for roles, index in occ.relations
+                        )
                     )
                 self._conn.executemany(
                     "INSERT INTO occurrences(id, record_id, symbol_id, roles, line, col) VALUES (?,?,?,?,?,?)",
                     occurrence_rows,
                 )
+                if occurrence_rows:  # one contiguous id range per record (see the schema)
+                    self._conn.execute(
+                        "UPDATE records SET first_occurrence = ?, last_occurrence = ? WHERE id = ?",
+                        (occurrence_rows[0][0], occurrence_rows[-1][0], record_id),
+                    )
                 self._conn.executemany(
                     "INSERT OR IGNORE INTO relations(occurrence_id, roles, symbol_id) VALUES (?,?,?)",
                     relation_rows,
@@ -152,6 +166,9 @@ class WriteSide:
         self._conn.execute("BEGIN")
         for statement in BULK_INDEXES:
             self._conn.execute(statement)
+        # Grown by random inserts while the workers wrote (they look symbols up by it):
+        # rebuilt once, sorted, its pages full.
+        self._conn.execute("REINDEX symbols_usr_hash")
         self._conn.execute("COMMIT")
         self.checkpoint()
 
@@ -221,8 +238,8 @@ class WriteSide:
                             )
                     elif dep.kind == DependencyKind.UNIT:
                         self._conn.execute(
-                            "INSERT INTO unit_units(unit_id, dependency, module, is_system) VALUES (?,?,?,?)",
-                            (unit_id, dep.name, dep.module_name, int(dep.is_system)),
+                            "INSERT OR IGNORE INTO unit_units(unit_id, module, is_system) VALUES (?,?,?)",
+                            (unit_id, dep.module_name, int(dep.is_system)),
                         )
                     elif dep.kind == DependencyKind.FILE:
                         self._conn.execute(
@@ -319,11 +336,11 @@ class WriteSide:
             return 0
         self._conn.execute("BEGIN")
         for record_id in orphans:
-            self._conn.execute(
-                "DELETE FROM relations WHERE occurrence_id IN (SELECT id FROM occurrences WHERE record_id = ?)",
-                (record_id,),
-            )
-            self._conn.execute("DELETE FROM occurrences WHERE record_id = ?", (record_id,))
+            first, last = self._conn.execute(
+                "SELECT first_occurrence, last_occurrence FROM records WHERE id = ?", (record_id,)
+            ).fetchone()
+            self._conn.execute("DELETE FROM relations WHERE occurrence_id BETWEEN ? AND ?", (first, last))
+            self._conn.execute("DELETE FROM occurrences WHERE id BETWEEN ? AND ?", (first, last))
             self._conn.execute("DELETE FROM records WHERE id = ?", (record_id,))
         self._conn.execute("COMMIT")
         return len(orphans)

@@ -31,7 +31,8 @@ CLASS_KIND = 7
 MAX_DEPTH = 16
 COMMAND_PATTERN_LIMIT = 2000
 """Beyond this many characters of test names, `swift test --filter` selects test modules."""
-_SWIFT_TESTING_MACROS = ("s:7Testing4Test", "s:7Testing5Suite")
+_SWIFT_TESTING_MACROS = {"Test": "s:7Testing4Test", "Suite": "s:7Testing5Suite"}
+"""Swift Testing's macros by name, and the USR prefix that tells them from namesakes."""
 _IMPLICIT = int(Role.IMPLICIT)
 _CONTAINED_BY = int(Role.REL_CONTAINEDBY)
 
@@ -195,7 +196,7 @@ def _swift_testing_attributes(db: Database, paths: set[str] | None) -> list[tupl
     declaration each marks."""
     attributes = [
         occ
-        for macro in db.symbol_ids_with_usr_prefix(_SWIFT_TESTING_MACROS)
+        for macro in _swift_testing_macros(db)
         for occ in db.occurrences_of(macro)
         if (paths is None or occ.path in paths) and not occ.roles & _IMPLICIT
     ]
@@ -209,6 +210,15 @@ def _swift_testing_attributes(db: Database, paths: set[str] | None) -> list[tupl
         )
         found.append((occ, container))
     return found
+
+
+def _swift_testing_macros(db: Database) -> list[int]:
+    return [
+        symbol.id
+        for name, prefix in _SWIFT_TESTING_MACROS.items()
+        for symbol in (*db.symbols_by_name(name), *db.symbols_by_base_name(name))
+        if symbol.usr.startswith(prefix)
+    ]
 
 
 def _parent_type_names(db: Database, symbols: list[Any]) -> dict[int, str]:
