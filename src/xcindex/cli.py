@@ -7,8 +7,8 @@ hooks (run on every edit an agent makes) never load anyio, mcp or cffi.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing itself is a third of a hook's imports
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence

@@ -5,14 +5,17 @@ Import-light (stdlib only): the hooks run on every edit an agent makes.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sys
 import time
-from collections.abc import Mapping
 
-from xcindex.projects import Record
+from xcindex import hook_json
+from xcindex.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 TOOL_INPUT_ENV = "CLAUDE_TOOL_INPUT"
 """The older protocol: the tool's input as JSON in the environment."""
@@ -72,7 +75,7 @@ def read_stdin(timeout: float = _STDIN_TIMEOUT_S) -> bytes:
 
 def json_object(raw: bytes | str, what: str) -> dict[str, object]:
     try:
-        value = json.loads(raw)
+        value = hook_json.loads(raw)
     except (ValueError, RecursionError):
         raise HookInputError(f"{what} is not valid JSON") from None
     if not isinstance(value, dict):

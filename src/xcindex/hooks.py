@@ -13,22 +13,19 @@ Claude Code hands to the model (a PostToolUse hook's plain stdout reaches the tr
 only). Every hook exits 0 whatever happens (bad input, an unwritable temporary folder, no
 project) and then says in that text why it could not do its job; none starts a build.
 
-Import-light: stdlib only (plus `projects`, `hook_input`, `grep_advice`, `ledger` and, for
-session-start, `locate`, which are too). These run on every edit an agent makes; they must
-not load anyio, mcp, cffi or structlog.
+Import-light: post-tool-use and pre-tool-use run on every edit and search an agent makes,
+so they load only `os`, `sys`, `ledger`, `hook_input` and `hook_json` (not even `json`,
+`typing` or `pathlib`; pre-tool-use adds `grep_advice`); session-start imports the rest
+when it runs. None loads anyio, mcp, cffi or structlog. A post-tool-use hook takes about
+1.5x the interpreter's own start-up.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
-from collections.abc import Callable, Mapping
-from pathlib import Path
 
-from xcindex import ledger
-from xcindex.grep_advice import ToolNames, grep_advice, swift_identifier
+from xcindex import hook_json, ledger
 from xcindex.hook_input import (
     TOOL_INPUT_ENV,
     HookInputError,
@@ -38,31 +35,21 @@ from xcindex.hook_input import (
     parse_tool_call,
     read_stdin,
 )
-from xcindex.projects import (
-    BUILD_COMMAND,
-    STALE_NAMES_SHOWN,
-    Project,
-    choose_project,
-    find_projects,
-    format_time,
-    newest_unit_mtime_ns,
-    rebuild_advice,
-    swift_files_newer_than,
-)
-from xcindex.warnings import ProjectKind
+
+TYPE_CHECKING = False  # `typing` alone was a third of post-tool-use's imports
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
 
 __all__ = [
     "TOOL_INPUT_ENV",
     "HookInputError",
-    "Project",
     "ToolCall",
-    "find_projects",
     "main",
     "parse_tool_call",
     "post_tool_use",
     "pre_tool_use",
     "session_start",
-    "swift_identifier",
 ]
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})
@@ -71,8 +58,10 @@ EVENT_NAMES = {"session-start": "SessionStart", "post-tool-use": "PostToolUse", 
 
 def hook_output(event_name: str, context: str) -> str:
     """The hooks contract's answer that adds `context` to what the model reads."""
-    output = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
-    return json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+    return (
+        f'{{"hookSpecificOutput":{{"hookEventName":{hook_json.quote(event_name)},'
+        f'"additionalContext":{hook_json.quote(context)}}}}}'
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,6 +69,22 @@ def hook_output(event_name: str, context: str) -> str:
 
 
 def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
+    # session-start runs once a session: what only it needs is imported here, keeping
+    # post-tool-use and pre-tool-use (run on every edit and search) light.
+    from xcindex.grep_advice import ToolNames
+    from xcindex.locate import LocateError, locate
+    from xcindex.projects import (
+        BUILD_COMMAND,
+        STALE_NAMES_SHOWN,
+        choose_project,
+        find_projects,
+        format_time,
+        newest_unit_mtime_ns,
+        rebuild_advice,
+        swift_files_newer_than,
+    )
+    from xcindex.warnings import ProjectKind
+
     found = find_projects(directory)
     if not found:
         return (
@@ -94,8 +99,6 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
             f"[xcindex] Several Swift projects below {directory} ({names}{more}): the xcindex tools "
             "answer about the one named by their projectPath argument; none is assumed."
         )
-    from xcindex.locate import LocateError, locate  # session-start only: keep post-tool-use light
-
     tools = ToolNames(environ)
     try:
         location = locate(str(project.path), None)
@@ -137,6 +140,9 @@ def _relative(path: Path, root: Path) -> str:
 
 def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
     """Reset the ledger (unless the session merely compacted) and report on the index."""
+    import contextlib
+    from pathlib import Path
+
     directory = ledger.project_directory(environ)
     source: object = None
     # The input only says why the session started; when it is unreadable, a new session
@@ -197,6 +203,8 @@ def pre_tool_use(environ: Mapping[str, str], stdin: bytes) -> str | None:
         call = parse_tool_call(stdin, environ)
         if call.tool_name is not None and call.tool_name != "Grep":
             return None
+        from xcindex.grep_advice import grep_advice
+
         return grep_advice(call, environ)
     except HookInputError as error:
         return f"[xcindex] pre-tool-use: {error}; no advice given."

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    LedgerFile = str | os.PathLike[str]
 
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 TRACKED_SUFFIXES = (".swift", ".m", ".mm", ".h")
@@ -37,15 +41,29 @@ def project_directory(environ: Mapping[str, str] | None = None) -> str:
     return env.get(PROJECT_DIR_ENV) or os.getcwd()
 
 
-def ledger_path(project_dir: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
+def _sha1_hex(data: bytes) -> str:
+    """SHA-1 without loading OpenSSL when the interpreter has its own (a hook runs on every
+    edit: `hashlib` costs a tenth of its run)."""
+    import importlib
+
+    try:
+        builtin: Any = importlib.import_module("_sha1")  # CPython's own, without OpenSSL
+        return str(builtin.sha1(data).hexdigest())
+    except ImportError:  # an interpreter built without it
+        import hashlib
+
+        return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+
+
+def ledger_path(project_dir: str | None = None, environ: Mapping[str, str] | None = None) -> str:
     """Where the ledger of `project_dir` (default: `project_directory()`) lives."""
     env = os.environ if environ is None else environ
     key = project_directory(env) if project_dir is None else project_dir
     temp = env.get("TMPDIR") or "/tmp"
     # The shell original trims exactly one trailing slash (`${TMP%/}`).
     temp = temp.removesuffix("/")
-    digest = hashlib.sha1(os.fsencode(key), usedforsecurity=False).hexdigest()[:12]
-    return Path(f"{temp}/xcindex-edited-{digest}.txt")
+    digest = _sha1_hex(os.fsencode(key))[:12]
+    return f"{temp}/xcindex-edited-{digest}.txt"
 
 
 def is_tracked(path: str) -> bool:
@@ -77,7 +95,7 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _open(ledger: Path, flags: int) -> int:
+def _open(ledger: LedgerFile, flags: int) -> int:
     # O_NOFOLLOW: the ledger lives in a shared temporary folder; never write through a
     # symlink someone else planted there.
     try:
@@ -90,7 +108,7 @@ def _open(ledger: Path, flags: int) -> int:
         raise
 
 
-def append(path: str, ledger: Path | None = None) -> bool:
+def append(path: str, ledger: LedgerFile | None = None) -> bool:
     """Add `path` unless a line with the same real path is there; True if it was added.
 
     Raises ValueError for a relative path or one with a line break, OSError when the
@@ -115,7 +133,7 @@ def append(path: str, ledger: Path | None = None) -> bool:
         os.close(fd)  # also releases the lock
 
 
-def read(ledger: Path | None = None) -> frozenset[str]:
+def read(ledger: LedgerFile | None = None) -> frozenset[str]:
     """Every path in the ledger, as written; empty when there is no ledger yet."""
     target = ledger_path() if ledger is None else ledger
     try:
@@ -134,7 +152,7 @@ def real_paths(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(real_path(path) for path in paths)
 
 
-def clear(ledger: Path | None = None) -> None:
+def clear(ledger: LedgerFile | None = None) -> None:
     """Empty the ledger (creating it if needed), as a new session does."""
     target = ledger_path() if ledger is None else ledger
     fd = _open(target, os.O_WRONLY | os.O_CREAT)

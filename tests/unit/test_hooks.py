@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from xcindex import hooks, ledger
-from xcindex.projects import choose_project
+from xcindex.grep_advice import swift_identifier
+from xcindex.projects import Project, choose_project, find_projects
 from xcindex.warnings import ProjectKind
 
 NOTE = "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
@@ -54,7 +55,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def ledger_of(env: dict[str, str]) -> Path:
-    return ledger.ledger_path(env["CLAUDE_PROJECT_DIR"], env)
+    return Path(ledger.ledger_path(env["CLAUDE_PROJECT_DIR"], env))
 
 
 def post(tool: str, tool_input: object, cwd: str = "/work") -> bytes:
@@ -233,7 +234,7 @@ def test_an_identifier_search_in_a_swift_project_names_the_symbol(
         text = advice(
             hooks.pre_tool_use(env, grep({"pattern": pattern, "path": "Sources/Core"}, str(package)))
         )
-        name = hooks.swift_identifier(pattern)
+        name = swift_identifier(pattern)
         assert name is not None
         assert f"`{name}` looks like a Swift symbol" in text
 
@@ -360,11 +361,11 @@ def test_find_projects_prefers_shallow_packages_then_workspaces_then_projects(tm
     make_package(tmp_path / "Packages" / "Kit")
     make_package(tmp_path / ".build" / "checkouts" / "Dep")
     make_package(tmp_path / "a" / "b" / "c" / "TooDeep")
-    found = hooks.find_projects(tmp_path)
+    found = find_projects(tmp_path)
     assert found == [
-        hooks.Project(tmp_path / "App.xcworkspace", ProjectKind.XCODE),
-        hooks.Project(tmp_path / "App.xcodeproj", ProjectKind.XCODE),
-        hooks.Project(tmp_path / "Packages" / "Kit", ProjectKind.SWIFTPM),
+        Project(tmp_path / "App.xcworkspace", ProjectKind.XCODE),
+        Project(tmp_path / "App.xcodeproj", ProjectKind.XCODE),
+        Project(tmp_path / "Packages" / "Kit", ProjectKind.SWIFTPM),
     ]
     assert [p.name for p in found] == ["App", "App", "Kit"]
     assert [p.root for p in found] == [tmp_path, tmp_path, tmp_path / "Packages" / "Kit"]
@@ -377,7 +378,7 @@ def test_several_unrelated_projects_below_are_never_adopted(env: dict[str, str])
     now = time.time()
     make_package(home / "src" / "Alpha", sources={"Sources/A/A.swift": now - 100}, units=[now - 50])
     make_package(home / "src" / "Beta", sources={"Sources/B/B.swift": now - 100}, units=[now - 50])
-    found = hooks.find_projects(home)
+    found = find_projects(home)
     assert choose_project(home, found) is None
     assert session_start(env) == (
         f"[xcindex] Several Swift projects below {home} (src/Alpha, src/Beta): the xcindex tools answer "
@@ -388,8 +389,8 @@ def test_several_unrelated_projects_below_are_never_adopted(env: dict[str, str])
 def test_one_project_folder_below_is_adopted(tmp_path: Path) -> None:
     (tmp_path / "ios" / "App.xcodeproj").mkdir(parents=True)
     make_package(tmp_path / "ios")
-    found = hooks.find_projects(tmp_path)
-    assert choose_project(tmp_path, found) == hooks.Project(tmp_path / "ios", ProjectKind.SWIFTPM)
+    found = find_projects(tmp_path)
+    assert choose_project(tmp_path, found) == Project(tmp_path / "ios", ProjectKind.SWIFTPM)
 
 
 # -- main ----------------------------------------------------------------------------------

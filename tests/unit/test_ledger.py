@@ -38,7 +38,7 @@ def test_ledger_path_hashes_the_project_dir_and_trims_one_trailing_slash() -> No
     env = {"TMPDIR": "/var/folders/xy/T/", "CLAUDE_PROJECT_DIR": "/Users/me/My App"}
     assert str(ledger.ledger_path(environ=env)) == expected_ledger("/var/folders/xy/T", "/Users/me/My App")
     # sha1("/Users/me/My App"), checked by hand: printf "%s" "/Users/me/My App" | sha1sum
-    assert ledger.ledger_path(environ=env).name == "xcindex-edited-3caec08cb60e.txt"
+    assert os.path.basename(ledger.ledger_path(environ=env)) == "xcindex-edited-3caec08cb60e.txt"
 
 
 def test_ledger_path_defaults_to_tmp_and_the_working_directory(

@@ -118,7 +118,7 @@ class LedgerActor:
         capacity: int = 64,
     ) -> None:
         self.project_dir = ledger.project_directory() if project_dir is None else project_dir
-        self.ledger_file = ledger.ledger_path(self.project_dir) if ledger_file is None else ledger_file
+        self.ledger_file = Path(ledger.ledger_path(self.project_dir)) if ledger_file is None else ledger_file
         self.mailbox: Mailbox[LedgerRequest, LedgerReply] = Mailbox(capacity)
         self._recorded: set[str] = set()
         self._file: _FileSnapshot | None = None
