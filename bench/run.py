@@ -145,7 +145,8 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
     timings[f"{scale}: start-up over stdio"] = round(time.perf_counter() - started, 1)
     shutil.rmtree(cold_root, ignore_errors=True)
 
-    if not args.skip_lsp:
+    with_lsp = not args.skip_lsp and (args.lsp_scale_list is None or scale in args.lsp_scale_list)
+    if with_lsp:
         log(f"{scale}: sourcekit-lsp, cold scratch folder")
         started = time.perf_counter()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -156,7 +157,7 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
         timings[f"{scale}: sourcekit-lsp"] = round(time.perf_counter() - started, 1)
 
     with_rename = hasattr(Engine, "plan_rename")
-    rename_modes = (False,) if args.skip_lsp else (False, True)
+    rename_modes = (False, True) if with_lsp else (False,)
     calls = measure.tool_calls(subjects, blast_files, with_rename=with_rename)
     log(f"{scale}: warm latency in-process")
     started = time.perf_counter()
@@ -166,7 +167,7 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
     timings[f"{scale}: warm in-process"] = round(time.perf_counter() - started, 1)
     log(f"{scale}: warm latency over stdio")
     started = time.perf_counter()
-    stdio_calls = [call for call in calls if call.tool != "plan_rename" or not args.skip_lsp]
+    stdio_calls = [call for call in calls if call.tool != "plan_rename" or with_lsp]
     result["warm_stdio"] = await measure.warm_stdio(root, warm_cache, stdio_calls, args.iterations)
     timings[f"{scale}: warm stdio"] = round(time.perf_counter() - started, 1)
     result["plan_rename_available"] = with_rename
@@ -204,15 +205,27 @@ def _middle(runs: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default="S", help="comma-separated: S, M, L (default S, a few minutes)")
+    parser.add_argument(
+        "--scales", default="S", help="comma-separated: S, M, L, XL (default S, a few minutes)"
+    )
     parser.add_argument("--iterations", type=int, default=20, help="warm samples per call (default 20)")
     parser.add_argument("--repeats", type=int, default=3, help="cold and start-up runs (median; default 3)")
     parser.add_argument(
         "--skip-lsp", action="store_true", help="leave sourcekit-lsp out (and reconciled renames)"
     )
+    parser.add_argument(
+        "--lsp-scales",
+        default=None,
+        help="measure sourcekit-lsp only at these scales (default: every scale; its cold index of XL takes long)",
+    )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     args = parser.parse_args(argv)
     args.scale_list = [scale.strip().upper() for scale in args.scales.split(",") if scale.strip()]
+    args.lsp_scale_list = (
+        None
+        if args.lsp_scales is None
+        else [scale.strip().upper() for scale in args.lsp_scales.split(",") if scale.strip()]
+    )
     unknown = [scale for scale in args.scale_list if scale not in SCALES]
     if unknown:
         parser.error(f"unknown scale(s) {', '.join(unknown)}; expected {', '.join(SCALES)}")
