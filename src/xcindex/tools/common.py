@@ -136,12 +136,15 @@ def freshness_for(
     )
 
 
+_DEFINITION, _DECLARATION = int(Role.DEFINITION), int(Role.DECLARATION)  # ints: IntFlag ops cost in loops
+
+
 def canonical_occurrence(occurrences: Iterable[OccurrenceRow]) -> OccurrenceRow | None:
     """The definition (else the declaration) with the smallest (path, line, column)."""
     best: OccurrenceRow | None = None
     best_rank = 3
     for occ in occurrences:
-        rank = 0 if occ.roles & Role.DEFINITION else 1 if occ.roles & Role.DECLARATION else 3
+        rank = 0 if occ.roles & _DEFINITION else 1 if occ.roles & _DECLARATION else 3
         if rank == 3:
             continue
         if best is None or (rank, occ.path, occ.line, occ.column) < (

@@ -26,10 +26,11 @@ synthesised one, then the most used, then path, line and USR: the same order eve
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ GENERIC_PARAM_SUBKIND = 1013
 SUBSCRIPT_SUBKIND = 1011
 
 _OPERATOR_CHARS = frozenset("+-*/=<>!&|^~%?.")
+_IMPLICIT = int(Role.IMPLICIT)  # an int: IntFlag arithmetic costs in loops over thousands
 _SIGNATURE_LIMIT = 160
 
 
@@ -186,7 +188,6 @@ class Candidate:
     """Enclosing types, outermost first (an extension counts as the type it extends)."""
     container_kind: int | None = None
     module: str = ""
-    signature: str = ""
     matched_by: MatchedBy = EXACT
     inherited: bool = False
     uses: int = 0
@@ -204,6 +205,12 @@ class Candidate:
     @property
     def in_project(self) -> bool:
         return self.definition is not None
+
+    @cached_property
+    def signature(self) -> str:
+        """The declaration's text from its source line (up to its body), read when it is
+        shown: `init` has thousands of candidates and a page shows 25."""
+        return declaration_text(self.definition)
 
     @property
     def container_name(self) -> str | None:
@@ -234,7 +241,7 @@ class Candidate:
     @property
     def synthesized(self) -> bool:
         """Declared by the compiler (a memberwise or Codable initialiser), not in the source."""
-        return self.definition is not None and bool(self.definition.roles & Role.IMPLICIT)
+        return self.definition is not None and bool(self.definition.roles & _IMPLICIT)
 
     @property
     def is_requirement(self) -> bool:
@@ -388,7 +395,6 @@ class _Facts:
         self.parents: dict[int, int | None] = {}
         self.extended: dict[int, int | None] = {}
         self.overrides: dict[int, set[int]] = {}
-        self.lines: dict[str, list[str]] = {}
         self._loaded_last: list[int] = []
 
     def load(self, ids: Iterable[int]) -> None:
@@ -411,7 +417,7 @@ class _Facts:
         overrides = self.db.related_symbol_ids(wanted, Role.REL_OVERRIDEOF)
         new_parents: set[int] = set()
         for symbol_id in wanted:
-            written = [o for o in declarations.get(symbol_id, []) if not o.roles & Role.IMPLICIT]
+            written = [o for o in declarations.get(symbol_id, []) if not o.roles & _IMPLICIT]
             self.definitions[symbol_id] = canonical_occurrence(written or declarations.get(symbol_id, []))
             parent = min(parents[symbol_id]) if symbol_id in parents else None
             self.parents[symbol_id] = parent
@@ -445,7 +451,8 @@ class _Facts:
         seen: set[int] = set()
         while current is not None and current not in seen:
             seen.add(current)
-            self.load([current])
+            if current not in self.definitions:
+                self.load([current])
             symbol = self.symbols.get(current)
             if symbol is None:
                 break
@@ -456,26 +463,33 @@ class _Facts:
             current = self.owner(current)[0]
         return tuple(reversed(names)), first_kind, in_extension
 
-    def signature(self, occ: OccurrenceRow | None) -> str:
-        """The declaration's text from its source line (up to its body)."""
-        if occ is None:
-            return ""
-        if occ.path not in self.lines:
-            try:
-                self.lines[occ.path] = (
-                    Path(occ.path).read_text(encoding="utf-8", errors="replace").splitlines()
-                )
-            except OSError:
-                self.lines[occ.path] = []
-        lines = self.lines[occ.path]
-        if not 0 < occ.line <= len(lines):
-            return ""
-        text = lines[occ.line - 1].strip()
-        for stop in (" {", "{"):
-            if stop in text and not text.startswith(stop):
-                text = text.split(stop, 1)[0].rstrip()
-                break
-        return text if len(text) <= _SIGNATURE_LIMIT else text[: _SIGNATURE_LIMIT - 1] + "…"
+
+@lru_cache(maxsize=64)
+def _source_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
+    """A source file's lines (cached while its modification time stays the same)."""
+    try:
+        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return ()
+
+
+def declaration_text(occ: OccurrenceRow | None) -> str:
+    """The declaration's text from its source line (up to its body), at most 160 characters."""
+    if occ is None:
+        return ""
+    try:
+        mtime = os.stat(occ.path).st_mtime_ns
+    except (OSError, ValueError):
+        return ""
+    lines = _source_lines(occ.path, mtime)
+    if not 0 < occ.line <= len(lines):
+        return ""
+    text = lines[occ.line - 1].strip()
+    for stop in (" {", "{"):
+        if stop in text and not text.startswith(stop):
+            text = text.split(stop, 1)[0].rstrip()
+            break
+    return text if len(text) <= _SIGNATURE_LIMIT else text[: _SIGNATURE_LIMIT - 1] + "…"
 
 
 def _is_local(symbol: SymbolRow) -> bool:
@@ -589,7 +603,6 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
                 container=container,
                 container_kind=container_kind,
                 module=min(modules) if definition is None else definition.module,
-                signature=facts.signature(definition),
                 matched_by=how,
                 inherited=inherited,
                 uses=uses.get(symbol.id, 0),
@@ -644,7 +657,8 @@ def _root_type(facts: _Facts, symbol_id: int) -> int | None:
     while current is not None and current not in seen:
         seen.add(current)
         root = current
-        facts.load([current])
+        if current not in facts.definitions:
+            facts.load([current])
         current, _ = facts.owner(current)
     return root
 
