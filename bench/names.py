@@ -49,9 +49,9 @@ from xcindex.tools.resolve import (
     PROTOCOL_KIND,
     Resolution,
     _Facts,
-    _name_labels,
     resolve,
 )
+from xcindex.tools.typed_names import name_labels
 
 FORMS = (
     "bare",
@@ -134,7 +134,7 @@ def generate_cases(db: Database) -> list[Case]:
         if definition is None:
             continue
         container, _kind, _ = facts.path(symbol.id)
-        base = _name_labels(symbol.name)[0]
+        base = name_labels(symbol.name)[0]
         labelled = "(" in symbol.name
         cases.append(Case("bare", base, symbol.usr))
         if container:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from xcindex.tools.common import split_qualified
-from xcindex.tools.resolve import parse_query
+from xcindex.tools.typed_names import parse_query
 
 
 @pytest.mark.parametrize(
