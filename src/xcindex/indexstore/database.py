@@ -195,6 +195,16 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
             )
         }
 
+    def superseded_overlay_units(self) -> list[str]:
+        """Freshness-overlay units that are no longer live (a build's newer unit took over,
+        or their file is gone)."""
+        return [
+            str(name)
+            for (name,) in self._conn.execute(
+                "SELECT name FROM units WHERE live = 0 AND name LIKE 'overlay:%'"
+            )
+        ]
+
     def live_unit_mtime(self, path: str) -> int | None:
         """The mtime of `path`'s live unit (None when it has none)."""
         row = self._conn.execute(
