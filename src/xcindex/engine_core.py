@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 OVERLAY_ENV = "XCINDEX_OVERLAY"
-"""`1` turns the freshness overlay on (EngineConfig.overlay)."""
+"""`0` turns the freshness overlay off (EngineConfig.overlay); it is on otherwise."""
 
 MAX_OVERLAY_FILES_PER_QUESTION = 8
 """A question starts the overlay for at most this many files (an empty answer's
@@ -99,10 +99,9 @@ class EngineConfig:
     store starts it again (a warm start: milliseconds)."""
     index_idle_timeout_s: float = 900.0
     """An index actor unused this long retires and closes its database."""
-    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV) == "1")
+    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV, "1") != "0")
     """Re-index files edited since the last build on their own (the freshness overlay), so
-    that answers about them are fresh without a build. Off unless XCINDEX_OVERLAY=1: the
-    overlay is experimental (docs/architecture.md says what is open)."""
+    that answers about them are fresh without a build. On unless XCINDEX_OVERLAY=0."""
     overlay_wait_s: float = 3.0
     """How long a query waits for the overlay of the files it names; past it, the answer
     keeps its stale labels (the overlay lands for the next question)."""
