@@ -263,7 +263,11 @@ class Engine(GraphTools, EngineCore):
         edited = await anyio.to_thread.run_sync(
             _edited_in_project, await self.edited_files(), location.workspace_root
         )
-        overlay_notes = await self._overlay_failures(handle, {*stale, *edited}) if self.config.overlay else []
+        overlay_notes = (
+            await self._overlay_failures(await handle.overlay_state(), {*stale, *edited})
+            if self.config.overlay
+            else []
+        )
         state = await handle.state()
         # Every unit file is stat'ed for this: in the index actor's worker thread.
         version = await handle.version(newest_write=True)
@@ -450,4 +454,6 @@ class Engine(GraphTools, EngineCore):
         stale = _stale_indexed(list(answer.files))
         if not self.config.overlay or not stale:
             return answer
-        return replace(answer, warnings=tuple(await self._overlay_failures(handle, stale)))
+        return replace(
+            answer, warnings=tuple(await self._overlay_failures(await handle.overlay_state(), stale))
+        )

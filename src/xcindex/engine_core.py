@@ -32,6 +32,7 @@ from xcindex.indexstore.layout import units_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
 from xcindex.locate import Location, locate
+from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.common import AnswerWarning, Freshness, file_is_stale
 from xcindex.tools.status import (
@@ -336,7 +337,9 @@ class EngineCore:
             state
         )
         if self.config.overlay and (answer.freshness.stale_files or named_edited):
-            extra += await self._overlay_failures(handle, {*answer.freshness.stale_files, *named_edited})
+            extra += await self._overlay_failures(
+                await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited}
+            )
         if not extra and not named_edited and not overlay_files and during is None:
             return answer
         freshness: Freshness = answer.freshness
@@ -366,6 +369,8 @@ class EngineCore:
         overlay answers, and which edited files are still not covered."""
         stale = set(answer.freshness.stale_files)
         candidates = tuple(sorted({*stale, *named_edited}))[:MAX_OVERLAY_FILES_PER_QUESTION]
+        if not candidates and not answer.named_paths() & set((await handle.overlay_state()).live):
+            return answer, [], named_edited  # nothing edited, nothing re-indexed: no look needed
         landed: list[str] = []
         if candidates:
             try:
@@ -385,10 +390,9 @@ class EngineCore:
         still_edited = [path for path in named_edited if path not in covered]
         return answer, overlay_files, still_edited
 
-    async def _overlay_failures(self, handle: IndexHandle, paths: set[str]) -> list[AnswerWarning]:
+    async def _overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
         """Why these files (stale still) have no overlay, as warnings (`overlay_failed`,
         `overlay_unavailable`)."""
-        snapshot = await handle.overlay_state()
         if not snapshot.failures:
             return []
         found = await anyio.to_thread.run_sync(snapshot.failures_for, paths)
@@ -412,7 +416,8 @@ class EngineCore:
         except ActorTimeout:
             pass
         covered: dict[str, int] = await handle.query(_overlay_covered)
-        return covered.keys() & paths, await self._overlay_failures(handle, paths - covered.keys())
+        why_not = await self._overlay_failures(await handle.overlay_state(), paths - covered.keys())
+        return covered.keys() & paths, why_not
 
     async def _watch_edits(self) -> None:
         """The session's edits start the overlay in the background: every `watch_poll_s`,

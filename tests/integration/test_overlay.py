@@ -18,6 +18,7 @@ import pytest
 from bench.overlay_proof import OverlayEdit, prove, swift_build, tree_snapshot
 from tests.conftest import CANARY, build_package, swift_executable
 from xcindex.engine import Engine, EngineConfig
+from xcindex.indexstore.cache import cache_dir
 from xcindex.overlay.arguments import build_dir_for_store, load_invocations
 from xcindex.warnings import Tier
 
@@ -109,6 +110,8 @@ async def test_six_kinds_of_edit_are_answered_without_a_build_as_the_build_answe
     broken = by_kind["syntax_error"]
     assert broken.overlay.completeness == "stale"
     assert "overlay_failed" in broken.overlay.warnings
+    # Every run's private store was removed once read: nothing accumulates in the cache.
+    assert list((cache_dir() / "overlay").glob("*/runs/*")) == []
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

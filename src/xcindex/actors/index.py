@@ -39,9 +39,8 @@ from xcindex.overlay.runner import (
     OverlayOutcome,
     OverlaySchedule,
     OverlaySnapshot,
-    drop_superseded,
+    after_refresh,
 )
-from xcindex.warnings import WarningCode
 
 log = get_logger(__name__)
 
@@ -150,6 +149,13 @@ class OverlayReport:
 
 
 @dataclass(frozen=True)
+class OverlayLive:
+    """From the actor's own refresh: the files whose overlay unit is live now."""
+
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class OverlayBatchOver:
     """From the actor's own overlay task: batch `batch` has ended (normally or not)."""
 
@@ -180,6 +186,7 @@ IndexRequest: TypeAlias = (
     | EditsSeen
     | GetOverlay
     | OverlayReport
+    | OverlayLive
     | OverlayBatchOver
     | Retire
     | HoldBusy
@@ -275,7 +282,8 @@ class IndexActor:
                     if isinstance(request, GetState):
                         await envelope.reply(self._state())
                     elif isinstance(
-                        request, Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayBatchOver
+                        request,
+                        Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
                     ):
                         self._on_overlay(envelope, request)
                         self._start_overlay_batch(tg)
@@ -387,10 +395,11 @@ class IndexActor:
                 )
             finally:
                 self._ingesting = False
-            if report.changed:
-                dropped = await anyio.to_thread.run_sync(drop_superseded, self._db)
-                if dropped:
-                    log.info("overlay_superseded", store=str(self.store_path), units=dropped)
+            db, changed = self._db, report.changed
+            dropped, overlay_live = await anyio.to_thread.run_sync(lambda: after_refresh(db, changed=changed))
+            if dropped:
+                log.info("overlay_superseded", store=str(self.store_path), units=dropped)
+            self.mailbox.handle().tell_nowait(OverlayLive(overlay_live))
             # A unit written during the walk leaves the folder newer than `current`: the next
             # query sees the difference and refreshes again.
             self._units_mtime_ns = current
@@ -469,7 +478,7 @@ class IndexActor:
     def _on_overlay(
         self,
         envelope: Envelope[IndexRequest, Any],
-        request: Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayBatchOver,
+        request: Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
     ) -> None:
         """The overlay's messages, handled in the loop (none waits): questions wait in the
         schedule until their files are done; the task's reports answer them."""
@@ -489,6 +498,9 @@ class IndexActor:
         elif isinstance(request, OverlayReport):
             envelope.close()  # a report from the actor's own task: nobody waits for a reply
             done = self._overlay.reported(request.batch, request.outcome, now)
+        elif isinstance(request, OverlayLive):
+            envelope.close()
+            self._overlay.refreshed(request.files)
         else:
             envelope.close()
             done = self._overlay.batch_over(request.batch)
@@ -520,9 +532,7 @@ class IndexActor:
                     )
                 except Exception as error:
                     log.warning("overlay_error", path=path, error=repr(error))
-                    outcome = Failed(
-                        path, WarningCode.OVERLAY_FAILED, f"{path} could not be re-indexed: {error}", 0
-                    )
+                    outcome = await anyio.to_thread.run_sync(Failed.unexpected, path, error)
                 me.tell_nowait(OverlayReport(batch, outcome))
         finally:
             me.tell_nowait(OverlayBatchOver(batch))

@@ -32,6 +32,8 @@ log = get_logger(__name__)
 COMPILE_TIMEOUT_S = 120.0
 """A typecheck of one module that takes longer than this is abandoned (the file stays stale)."""
 MESSAGE_CHARS = 600
+ABANDONED_AFTER_S = 3600.0
+"""A run's store older than this was left by a process that died: it is removed."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,20 @@ class NotIndexed:
 def _new_run(place: OverlayPlace) -> Path:
     for folder in (place.runs, place.module_cache, place.temporary):
         folder.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(place.runs)
     return Path(tempfile.mkdtemp(prefix="store-", dir=place.runs))
+
+
+def _remove_abandoned(runs: Path) -> None:
+    """Runs a killed process left behind (a live one lasts at most COMPILE_TIMEOUT_S)."""
+    cutoff = time.time() - ABANDONED_AFTER_S
+    try:
+        with os.scandir(runs) as entries:
+            old = [e.path for e in entries if e.is_dir() and e.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for folder in old:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def discard_run(store: Path) -> None:
@@ -123,7 +138,12 @@ async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlac
     if before is None:
         return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"{path} cannot be read.")
     store = await anyio.to_thread.run_sync(_new_run, place)
-    outcome = await _compile(path, invocation, place, store, before, started)
+    try:
+        outcome = await _compile(path, invocation, place, store, before, started)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(discard_run, store)
+        raise
     if isinstance(outcome, NotIndexed):
         await anyio.to_thread.run_sync(discard_run, store)
     return outcome

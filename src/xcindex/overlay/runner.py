@@ -61,6 +61,13 @@ class Failed:
     file_mtime_ns: int
     retry: bool = False
 
+    @classmethod
+    def unexpected(cls, path: str, error: Exception) -> Failed:
+        """An error nobody planned for (the database, a worker): the file as it is now failed."""
+        return cls(
+            path, WarningCode.OVERLAY_FAILED, f"{path} could not be re-indexed: {error}", _mtime(path) or 0
+        )
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -90,6 +97,9 @@ class OverlaySnapshot:
     pending: tuple[str, ...]
     """Files waiting for the overlay or being re-indexed now."""
     last_duration_s: float | None
+    live: tuple[str, ...] = ()
+    """Files whose overlay unit may be their live unit (every one that is, perhaps a few
+    that a build has just superseded): an answer naming none of them needs no look."""
 
     def failures_for(self, paths: Iterable[str]) -> list[tuple[str, WarningCode, str]]:
         """Why these files (still stale) have no overlay: each one's last failure, while the
@@ -128,6 +138,7 @@ class OverlaySchedule(Generic[W]):
         self.version = 0
         self.failures: dict[str, OverlayFailure] = {}
         self.last_duration_s: float | None = None
+        self.live: set[str] = set()
         self._due: dict[str, float] = {}
         self._waiting: list[_Waiting[W]] = []
         self._batch: _Batch | None = None
@@ -189,6 +200,7 @@ class OverlaySchedule(Generic[W]):
         path = outcome.path
         if isinstance(outcome, Landed):
             self.failures.pop(path, None)
+            self.live.add(path)
             self.version += 1
             self.last_duration_s = outcome.duration_s
         elif isinstance(outcome, Failed) and outcome.retry:
@@ -223,6 +235,10 @@ class OverlaySchedule(Generic[W]):
                 done.append((waiting.waiter, sorted(waiting.landed)))
         return done
 
+    def refreshed(self, live: Iterable[str]) -> None:
+        """After a refresh of the build's store: the files whose overlay unit is live."""
+        self.live = set(live)
+
     def close(self) -> list[W]:
         """Every waiter still waiting (the actor is stopping)."""
         waiters = [w.waiter for w in self._waiting]
@@ -236,6 +252,7 @@ class OverlaySchedule(Generic[W]):
             tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in self.failures.items())),
             tuple(sorted(pending)),
             self.last_duration_s,
+            tuple(sorted(self.live)),
         )
 
 
@@ -302,7 +319,8 @@ class OverlayCompiler:
                     workers=self.workers,
                 )
         finally:
-            await anyio.to_thread.run_sync(discard_run, outcome.store)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(discard_run, outcome.store)
         if not ok:
             return Failed(
                 path, WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
@@ -312,15 +330,17 @@ class OverlayCompiler:
         return Landed(path, duration)
 
 
-def drop_superseded(db: Database) -> int:
-    """Forget overlay units that are no longer live (a build wrote a newer unit for their
-    file, or the file is gone), with the records only they used; returns how many."""
-    names = db.superseded_overlay_units()
+def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]:
+    """After a refresh of the build's store: when it changed units, forget the overlay
+    units that are no longer live (a build wrote a newer unit for their file, or the file
+    is gone), with the records only they used. Returns how many were dropped, and the files
+    whose overlay unit is live."""
+    names = db.superseded_overlay_units() if changed else []
     if names:
         db.drop_units(names)
         db.recompute_live_units()
         db.collect_garbage()
-    return len(names)
+    return len(names), tuple(sorted(db.overlay_live_files()))
 
 
 def _mtime(path: str) -> int | None:
