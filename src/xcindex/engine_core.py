@@ -392,10 +392,10 @@ class EngineCore:
 
     async def _overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
         """Why these files (stale still) have no overlay, as warnings (`overlay_failed`,
-        `overlay_unavailable`)."""
-        if not snapshot.failures:
+        `overlay_unavailable`, `overlay_pending`)."""
+        if not snapshot.failures and not snapshot.pending:
             return []
-        found = await anyio.to_thread.run_sync(snapshot.failures_for, paths)
+        found = await anyio.to_thread.run_sync(snapshot.warnings_for, paths)
         return [AnswerWarning(code, message) for _path, code, message in found]
 
     async def _overlay_files(

@@ -195,6 +195,28 @@ async def test_wait_for_fresh_is_answered_by_the_overlay_and_says_why_a_broken_f
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_question_that_cannot_wait_says_the_file_is_being_reindexed(built_copy: Path) -> None:
+    source = built_copy / PROFILE
+    original = source.read_text(encoding="utf-8")
+    root = str(built_copy)
+    try:
+        # A bound shorter than any compiler run: the answer cannot wait for it.
+        async with Engine(EngineConfig(overlay=True, overlay_wait_s=0.001)) as engine:
+            await engine.settle(project_path=root)
+            source.write_text("// moved\n" + original, encoding="utf-8")
+            answer = (await engine.find_references(FETCH, project_path=root)).to_json()
+            assert answer["completeness"] == "stale"
+            assert [w["code"] for w in answer["warnings"]] == ["overlay_pending"]
+            assert "ask again in a moment" in answer["warnings"][0]["message"]
+            assert (await engine.wait_for_fresh([str(source)], project_path=root, timeout_s=60)).fresh
+            again = (await engine.find_references(FETCH, project_path=root)).to_json()
+            assert again["completeness"] == "complete"
+            assert again["overlayFiles"] == [str(source)]
+    finally:
+        source.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_plan_rename_tiers_an_overlay_covered_file_like_any_other_and_a_broken_one_red(
     built_copy: Path,
 ) -> None:

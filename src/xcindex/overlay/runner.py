@@ -101,15 +101,28 @@ class OverlaySnapshot:
     """Files whose overlay unit may be their live unit (every one that is, perhaps a few
     that a build has just superseded): an answer naming none of them needs no look."""
 
-    def failures_for(self, paths: Iterable[str]) -> list[tuple[str, WarningCode, str]]:
+    def warnings_for(self, paths: Iterable[str]) -> list[tuple[str, WarningCode, str]]:
         """Why these files (still stale) have no overlay: each one's last failure, while the
-        file is as it was then (it stats the files: call it in a thread)."""
+        file is as it was then, or that it is still being re-indexed (it stats the files:
+        call it in a thread)."""
         wanted = set(paths)
-        return [
+        found = [
             (path, code, message)
             for path, code, message, mtime in self.failures
             if path in wanted and _mtime(path) == mtime
         ]
+        failed = {path for path, _, _ in found}
+        found += [
+            (
+                path,
+                WarningCode.OVERLAY_PENDING,
+                f"{path} is being re-indexed on its own (the freshness overlay) and was not done in "
+                "time for this answer, which labels it stale: ask again in a moment, or wait_for_fresh.",
+            )
+            for path in self.pending
+            if path in wanted and path not in failed
+        ]
+        return found
 
 
 @dataclass
@@ -282,6 +295,13 @@ class OverlayCompiler:
             except (OSError, ValueError) as error:
                 return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"the build description: {error}")
         invocation = self._invocations[1].get(path) or self._invocations[1].get(os.path.realpath(path))
+        if invocation is None and not path.endswith(".swift"):
+            return NotIndexed(
+                path,
+                WarningCode.OVERLAY_UNAVAILABLE,
+                f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
+                "last build's index until rebuilt.",
+            )
         if invocation is None:
             return NotIndexed(
                 path,
