@@ -31,6 +31,7 @@ from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.layout import units_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
+from xcindex.ledger import OVERLAY_ENV
 from xcindex.locate import Location, locate
 from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.tools.arguments import LocationArgs
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-OVERLAY_ENV = "XCINDEX_OVERLAY"
-"""`0` turns the freshness overlay off (EngineConfig.overlay); it is on otherwise."""
 
 MAX_OVERLAY_FILES_PER_QUESTION = 8
 """A question starts the overlay for at most this many files (an empty answer's
