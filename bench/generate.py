@@ -372,12 +372,14 @@ final class Family{k}Tests: XCTestCase {{
 
 
 def _xctest_steps(k: int) -> str:
-    """One test per padding step, as real suites test method by method."""
+    """One test per padding step, as real suites test method by method. step j returns its
+    input plus k·(1 + … + j+1): in family 0 that is the input alone, so its tests pass an
+    input above zero (`step0(input: 0)` is 0, and "greater than 0" failed before any change)."""
     return "".join(
         f"""
     func testStep{j}() {{
         let base = Base{k}(seed: {j})
-        XCTAssertGreaterThan(base.step{j}(input: {j}), 0)
+        XCTAssertGreaterThan(base.step{j}(input: {j if k else j + 1}), 0)
     }}
 """
         for j in range(PADDING_METHODS)

@@ -264,12 +264,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--mutations", type=Path, help="a JSON list of mutations (name, path, old, new, kind)"
     )
     parser.add_argument("--output", type=Path, help="also write the figures here (JSON)")
+    parser.add_argument(
+        "--package",
+        type=Path,
+        help="a Swift package to mutate instead of the generated one (its sources are copied into "
+        "--work, committed and built there; e.g. a corpus package with bench/mutations/yams.json)",
+    )
     args = parser.parse_args(argv)
     from bench.generate import generate, write_package
 
-    source = Path(args.work) / f"{args.scale}-source"
-    write_package(generate(args.scale), source)
-    root = prepare_repository(source, Path(args.work) / args.scale)
+    if args.package is not None:
+        root = prepare_repository(args.package, Path(args.work) / args.package.name)
+    else:
+        source = Path(args.work) / f"{args.scale}-source"
+        write_package(generate(args.scale), source)
+        root = prepare_repository(source, Path(args.work) / args.scale)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
     mutations = (

@@ -14,8 +14,16 @@ would type for it:
   extension; initialisers are left out: a subclass's inherited initialiser is its own symbol).
 
 A query is a hit@1 when the symbol is the resolver's first candidate and a hit@any when it
-is among the candidates. `ties` counts the misses at 1 where the first candidate is ranked
-exactly as high as the symbol (overloads named without labels: the name is ambiguous as typed).
+is among the candidates. `ties` counts the misses at 1 where the name is ambiguous as typed:
+the first candidate is a symbol the same name was generated for too (`Node.scalar` for the
+property and for `case scalar(_:)`), or one ranked exactly as high (overloads named without
+labels, a requirement and its default implementation).
+
+Per symbol, hit@1 cannot exceed the `ceiling`: a name that k symbols share is first for at
+most one of them, so the best any resolver can do is the number of distinct names over the
+number of queries. Per name, `hit@1 per name` counts the distinct names whose first
+candidate is one of the symbols the name was generated for: what an agent typing that name
+gets first is a symbol it can mean.
 
 Run: `python -m bench.names STORE [STORE ...]` (absolute index store paths; each is
 ingested into the cache folder first). Prints a Markdown table per store.
@@ -69,30 +77,39 @@ class FormScore:
     hit1: int = 0
     hit_any: int = 0
     ties: int = 0
+    names: int = 0
+    name_hit1: int = 0
     misses: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cases": self.cases,
+            "names": self.names,
+            "ceiling": round(self.names / self.cases, 4) if self.cases else None,
+            "hit@1 per name": round(self.name_hit1 / self.names, 4) if self.names else None,
             "hits@1": self.hit1,
             "hits@any": self.hit_any,
             "hit@1": round(self.hit1 / self.cases, 4) if self.cases else None,
             "hit@any": round(self.hit_any / self.cases, 4) if self.cases else None,
             "ties": self.ties,
-            "hit@1 unambiguous": round(self.hit1 / (self.cases - self.ties), 4)
-            if self.cases > self.ties
-            else None,
             "missExamples": self.misses[:10],
         }
 
 
 def project_symbols(db: Database) -> list[SymbolRow]:
-    """Symbols declared in the project's source (what `declared_symbol_ids` keeps)."""
-    paths = [path for path, *_ in db.live_files()]
+    """Symbols declared in the project's source (what `declared_symbol_ids` keeps), its
+    own C headers included."""
+    paths = db.live_source_files()
     ids = db.declared_symbol_ids(paths)
     symbols = db.symbols_by_ids(ids)
     return sorted(
-        (s for s in symbols.values() if s.kind != 9 and s.subkind not in ACCESSOR_SUBKINDS | {1013}),
+        (
+            s
+            for s in symbols.values()
+            if s.kind != 9
+            and s.subkind not in ACCESSOR_SUBKINDS | {1013}
+            and s.name  # no anonymous C members
+        ),
         key=lambda s: s.usr,
     )
 
@@ -170,6 +187,9 @@ def score(
 ) -> dict[str, FormScore]:
     scores = {form: FormScore() for form in FORMS}
     cache: dict[str, Resolution] = {}
+    denoted: dict[tuple[str, str], set[str]] = {}
+    for case in cases:
+        denoted.setdefault((case.form, case.query), set()).add(case.usr)
     for case in cases:
         resolution = cache.get(case.query)
         if resolution is None:
@@ -181,7 +201,8 @@ def score(
             result.hit1 += 1
         elif case.usr in usrs:
             expected = resolution.candidates[usrs.index(case.usr)]
-            if expected.tier() == resolution.candidates[0].tier():
+            shared = usrs[0] in denoted[(case.form, case.query)]
+            if shared or expected.tier() == resolution.candidates[0].tier():
                 result.ties += 1
             if len(result.misses) < 50:
                 result.misses.append(
@@ -191,6 +212,11 @@ def score(
             result.hit_any += 1
         elif len(result.misses) < 50:
             result.misses.insert(0, f"not found: {case.query} -> {case.usr}")
+    for (form, query), meant in denoted.items():
+        first = cache[query].candidates[:1]
+        scores[form].names += 1
+        if first and first[0].symbol.usr in meant:
+            scores[form].name_hit1 += 1
     return scores
 
 
@@ -207,16 +233,17 @@ def markdown(name: str, result: dict[str, Any]) -> str:
     lines = [
         f"**{name}** ({result['symbols']} symbols)",
         "",
-        "| form | queries | hit@1 | hit@any | ties at 1 | hit@1 when unambiguous |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| form | queries | hit@1 | ceiling | hit@any | ties at 1 | names | hit@1 per name |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for form, data in result["forms"].items():
         if not data["cases"]:
-            lines.append(f"| `{form}` | 0 | - | - | - | - |")
+            lines.append(f"| `{form}` | 0 | - | - | - | - | 0 | - |")
             continue
         lines.append(
-            f"| `{form}` | {data['cases']} | {data['hit@1'] * 100:.1f} % | {data['hit@any'] * 100:.1f} % "
-            f"| {data['ties']} | {data['hit@1 unambiguous'] * 100:.1f} % |"
+            f"| `{form}` | {data['cases']} | {data['hit@1'] * 100:.1f} % | {data['ceiling'] * 100:.1f} % "
+            f"| {data['hit@any'] * 100:.1f} % | {data['ties']} | {data['names']} "
+            f"| {data['hit@1 per name'] * 100:.1f} % |"
         )
     return "\n".join(lines)
 

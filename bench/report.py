@@ -164,6 +164,18 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
                     f"≤ {goal:g} s: " + _verdict(ours, goal) if goal is not None else "",
                 )
             )
+    impact = scale.get("change_impact")
+    if impact:
+        rows.append(
+            (
+                "change_impact on a one-function change p50, in-process (ms)",
+                _num(impact.get("p50_ms"), 1),
+                _num(_get(impact, "git", "p50_ms"), 1),
+                "git's own time within it (diff, untracked files, the old text)",
+                "",
+                "≤ 200 ms: " + _verdict(impact.get("p50_ms"), 200.0),
+            )
+        )
     refs_in = _get(scale, "warm_in_process", "find_references", "p50_ms")
     refs_stdio = _get(scale, "warm_stdio", "latency", "find_references", "p50_ms")
     lsp_refs = _get(scale, "lsp", "warm_restart", "warm_references", "p50_ms")
@@ -369,6 +381,14 @@ def _details(scale: dict[str, Any]) -> str:
             f"p95 {fresh['compiler_build']['p95_s']} s (edited: "
             + ", ".join(f"`{row['path']}` {row.get('edit_to_fresh_s')} s" for row in fresh["edits"])
             + ")."
+        )
+    impact = scale.get("change_impact")
+    if impact:
+        lines.append(
+            f"- change_impact after changing `{impact['function']}` in `{impact['edited']}` (not rebuilt): "
+            f"p50 {impact['p50_ms']} ms, p99 {impact['p99_ms']} ms, git {impact['git']['p50_ms']} ms of it; "
+            f"changed {', '.join(impact['changed_symbols'])}; {impact['covering_tests']} covering tests, "
+            f"{impact['dependent_files']} dependent files, {impact['references']} references."
         )
     lsp = scale.get("lsp")
     if lsp:

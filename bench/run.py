@@ -173,6 +173,13 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
     result["plan_rename_available"] = with_rename
     result["database"] = measure.database_footprint(store, warm_cache)
 
+    log(f"{scale}: change_impact on a one-function change")
+    started = time.perf_counter()
+    result["change_impact"] = await measure.change_impact_latency(
+        root, warm_cache, manifest["blast_radius"][0], args.iterations
+    )
+    timings[f"{scale}: change_impact"] = round(time.perf_counter() - started, 1)
+
     log(f"{scale}: refresh after a one-file change")
     started = time.perf_counter()
     result["refresh"] = await measure.refresh_after_edit(root, warm_cache, manifest["edit"], first)

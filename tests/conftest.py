@@ -107,9 +107,15 @@ def canary_copy(tmp_path: Path) -> Path:
 
 
 def canary_source_count(root: Path = CANARY) -> int:
-    """The fixture's Swift sources (one live unit each): counted, not written down, so that
-    a case added to the fixture does not change what these tests mean."""
-    return sum(1 for folder in ("Sources", "Tests") for _ in (root / folder).rglob("*.swift"))
+    """The fixture's Swift and C sources (one live unit each; a header has none): counted,
+    not written down, so that a case added to the fixture does not change what these tests
+    mean."""
+    return sum(
+        1
+        for folder in ("Sources", "Tests")
+        for suffix in ("*.swift", "*.c")
+        for _ in (root / folder).rglob(suffix)
+    )
 
 
 def load_expected(name: str) -> Any:

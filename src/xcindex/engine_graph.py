@@ -27,16 +27,20 @@ class GraphTools:
         symbol_name: str | None = None,
         direction: str = "incoming",
         depth: int = 1,
+        offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
     ) -> CallHierarchyAnswer:
-        """Callers (incoming, dynamic dispatch included) or callees (outgoing) of a function."""
+        """Callers (incoming, dynamic dispatch included) or callees (outgoing, overrides and
+        witnesses a dynamic call reaches included) of a function; level-1 groups from
+        `offset` on (`answer.next_offset()` says where the next page starts)."""
         answer: CallHierarchyAnswer = await self.call(
             CallHierarchyArgs.build(
                 usr=usr,
                 symbol_name=symbol_name,
                 direction=direction,
                 depth=depth,
+                offset=offset,
                 project_path=project_path,
                 index_store_path=index_store_path,
             )

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from xcindex._log import get_logger
@@ -41,16 +42,24 @@ class PackageDescription:
     root: str
     targets: tuple[PackageTarget, ...]
 
+    @cached_property
+    def _by_source(self) -> dict[str, PackageTarget]:
+        return {source: target for target in self.targets for source in target.sources}
+
     def target_of(self, path: str) -> PackageTarget | None:
-        real = os.path.realpath(path)
-        return next((t for t in self.targets if real in t.sources), None)
+        """The target compiling `path`. The index's paths are the compiler's, real paths as
+        SwiftPM passes them: resolving symlinks (a few system calls per path component)
+        is left for a path not found as it is."""
+        found = self._by_source.get(path)
+        return found if found is not None else self._by_source.get(os.path.realpath(path))
+
+    def is_test_file(self, path: str) -> bool:
+        owner = self.target_of(path)
+        return owner is not None and owner.kind == "test"
 
     @property
     def test_targets(self) -> tuple[PackageTarget, ...]:
         return tuple(t for t in self.targets if t.kind == "test")
-
-    def test_files(self) -> set[str]:
-        return {path for target in self.test_targets for path in target.sources}
 
     def dependents(self, name: str) -> set[str]:
         """Targets that depend on `name`, transitively."""

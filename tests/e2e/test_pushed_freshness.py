@@ -148,7 +148,9 @@ async def test_a_rebuild_sends_exactly_one_update_and_the_status_then_shows_it(
     after = await read_status(client, uri)
     assert after["completeness"] == "complete"
     assert after["indexMtime"] >= before["indexMtime"]
-    assert after["lastRefresh"]["unitsRead"] > 0
+    # The rebuild was taken in: the edited file's unit read again, or (a comment changes no
+    # index data) rewritten byte for byte and given its new time.
+    assert after["lastRefresh"]["unitsRead"] + after["lastRefresh"]["unitsUnchanged"] > 0
 
 
 async def test_a_listen_stream_hears_the_rebuild_once_on_the_2026_protocol(

@@ -1,5 +1,5 @@
-"""change_impact measured for real on the fixture: twelve mutations (bodies, signatures, an
-added and a removed declaration), each rebuilt and run with the full `swift test`; every
+"""change_impact measured for real on the fixture: fourteen mutations (bodies, signatures, an
+added and a removed declaration, a `==` only XCTest calls, one of three cases on a line), each rebuilt and run with the full `swift test`; every
 failing test must be among the covering tests (recall 1.0), and the answer's own
 `swiftTestCommand` must reproduce every failure. Precision is printed, not asserted: a
 covering test reaches the changed code but need not notice the change."""
@@ -60,6 +60,20 @@ MUTATIONS = (
     ),
     Mutation("base class method", f"{CORE}/AppDelegate.swift", '"👋 "', '"🙂 "', "body"),
     Mutation("shared service", f"{CORE}/UserService.swift", '"user-\\(id)"', '"usr-\\(id)"', "body"),
+    Mutation(
+        "a hand-written == only library code calls",
+        f"{CORE}/Ticket.swift",
+        "lhs.title == rhs.title",
+        "lhs.title != rhs.title",
+        "body",
+    ),
+    Mutation(
+        "one of several cases on a line",
+        f"{CORE}/Ticket.swift",
+        "normal = 2, high = 3",
+        "normal = 2, high = 4",
+        "signature",
+    ),
     Mutation(
         "overload body",
         f"{CORE}/UserRepository.swift",

@@ -181,6 +181,9 @@ async def test_refusals_carry_reason_message_and_remediation(
     assert "s:SS" in string_usrs  # the standard library's String, referenced by the fixture
     sdk = await refusal("s:SS")
     assert sdk["reason"] == "sdk_symbol_rename"
+    # The C library's remove(), called by the fixture's C target: declared in a system
+    # header (/usr/include/stdio.h), never a range to edit.
+    assert (await refusal("c:@F@remove"))["reason"] == "sdk_symbol_rename"
 
     # XCTestCase.setUp() is the SDK's: its override in the tests cannot be renamed alone.
     test_set_up = [

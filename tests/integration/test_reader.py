@@ -40,11 +40,19 @@ def test_library_version_and_units_for_every_fixture_source(canary_store: Path) 
         "CanaryFeatures": "CanaryFeatures",
         "CanaryCoreTests": "CanaryCoreTests",
         "canary-tool": "canary_tool",
+        "CanaryC": "",  # a C target's unit names no module
     }
     test_unit = units[str((CANARY / "Tests/CanaryCoreTests/UserServiceTests.swift").resolve())]
     imported = {d.module_name for d in test_unit.dependencies if d.kind == DependencyKind.UNIT}
     assert "XCTest" in imported
-    assert all(u.provider == "swift" for u in units.values())
+    assert {Path(path).suffix: u.provider for path, u in units.items()} == {".swift": "swift", ".c": "clang"}
+    c_unit = units[str((CANARY / "Sources/CanaryC/canary_c.c").resolve())]
+    headers = [d for d in c_unit.dependencies if d.kind == DependencyKind.RECORD and d.is_system]
+    # The C library's headers are the unit's system dependencies; the target's own is not.
+    assert any(d.file_path.endswith("/stdio.h") for d in headers)
+    assert [d.file_path for d in c_unit.record_dependencies() if d.file_path.endswith(".h")] == [
+        str((CANARY / "Sources/CanaryC/include/canary_c.h").resolve())
+    ]
 
 
 def test_records_hold_the_expected_definitions_with_utf8_columns(canary_store: Path) -> None:

@@ -117,6 +117,18 @@ def tagged_processes(tag: str) -> list[ProcessInfo]:
     return found
 
 
+def untagged_among(processes: Iterable[ProcessInfo], tag: str) -> list[ProcessInfo]:
+    """Those of `processes` alive now whose environment lacks `tag`. A process that ended
+    since it was listed (a compiler job sourcekit-lsp ran) is not counted: only a live one
+    could outlive the server untracked."""
+    tagged = {p.pid for p in tagged_processes(tag)}
+    return [
+        p
+        for p in processes
+        if p.pid not in tagged and (info := process_info(p.pid)) is not None and info.state not in ("Z", "X")
+    ]
+
+
 async def wait_for_no_tagged_processes(tag: str, within: float) -> list[ProcessInfo]:
     """Poll the process table until no tagged process is left or `within` seconds passed;
     returns the survivors (empty when all are gone)."""

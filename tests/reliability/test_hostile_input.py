@@ -65,7 +65,7 @@ ERROR_CATALOGUE: dict[str, tuple[str, str]] = {
         "must be an absolute path; got",
     ),
     "empty_or_nul": (
-        r"Error: '(projectPath|indexStorePath)' must be a non-empty path without NUL characters\.",
+        r"Error: '(projectPath|indexStorePath|filePath)' must be a non-empty path without NUL characters\.",
         "must be a non-empty path without NUL characters",
     ),
     "refused_by_file_system": (
@@ -697,6 +697,14 @@ def test_caps_of_any_value_and_type(live: LiveServer, data: st.DataObject) -> No
 def test_whole_argument_objects_that_are_wrong(live: LiveServer, arguments: Any) -> None:
     for tool in sorted(live.schemas):
         ask_and_check(live, tool, arguments)
+
+
+def test_a_file_path_with_a_nul_byte_is_refused_by_name(live: LiveServer) -> None:
+    for file_path in ("/tmp/a\x00b.swift", "\x00"):
+        arguments = {"filePath": file_path, "indexStorePath": live.store}
+        result = live.call("blast_radius", arguments)
+        assert result.is_error
+        check_answer(live, "blast_radius", arguments, result)
 
 
 def test_unknown_tools_are_refused_by_name(live: LiveServer) -> None:

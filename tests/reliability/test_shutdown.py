@@ -25,6 +25,7 @@ from tests.reliability.harness import (
     new_tag,
     server_env,
     tagged_processes,
+    untagged_among,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
@@ -79,7 +80,7 @@ async def test_a_server_at_rest_ends_with_all_its_children(
         ]
         children = descendants_of(server.pid)
         assert {"python", "sourcekit-lsp"} <= {p.comm for p in children}, names(children)
-        assert {p.pid for p in children} <= {p.pid for p in tagged_processes(tag)}
+        assert untagged_among(children, tag) == [], "every child carries the tag the survivors are found by"
 
         status = await end(server, how)
 

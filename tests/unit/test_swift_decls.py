@@ -64,8 +64,8 @@ def test_member_declarations_run_to_their_closing_brace_and_locals_are_not_membe
     grow = decls[("func", "grow", 0)]
     assert (grow.start, grow.name_line, grow.end) == (10, 11, 15), "attribute line above included"
     assert decls[("struct", "Box", 0)].end == 18
-    assert innermost(list(decls.values()), 7) is area
-    assert innermost(list(decls.values()), 9) is decls[("struct", "Box", 0)]
+    assert innermost(list(decls.values()), 7) == [area]
+    assert innermost(list(decls.values()), 9) == [decls[("struct", "Box", 0)]]
     assert decls[("func", "area", 1)].key != area.key, "overloads stay apart"
 
 
@@ -75,3 +75,97 @@ def test_signature_and_body_tell_the_two_kinds_of_change_apart() -> None:
     signature, body = signature_and_body(one_liner, lines)
     assert signature == "public func area(scale: Int) -> Int"
     assert body == "{ scale }"
+
+
+def extents(source: str) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(keyword, name) → (first line, name line, last line), for the cases below."""
+    return {(d.keyword, d.name): (d.start, d.name_line, d.end) for d in scan_declarations(source)}
+
+
+def test_an_optional_type_ends_its_statement() -> None:
+    # swift-log's InMemoryLogHandler and TestLogger: `?` at the end of a line is an optional,
+    # not a continued expression, so the next property is a declaration of its own.
+    found = extents(
+        "struct Handler {\n"
+        "    var metadataProvider: Logger.MetadataProvider?\n"
+        "    var logLevel: Logger.Level = .info\n"
+        "    @usableFromInline\n"
+        "    internal var _source: String?\n"
+        "\n"
+        "    static func construct(from scalar: Node.Scalar) -> Self?\n"
+        "}\n"
+    )
+    assert found[("var", "metadataProvider")] == (2, 2, 2)
+    assert found[("var", "logLevel")] == (3, 3, 3)
+    assert found[("var", "_source")] == (4, 5, 5)
+    assert found[("func", "construct")] == (7, 7, 7)
+
+
+def test_operators_are_named_by_their_symbol() -> None:
+    # Yams' Node.Scalar and swift-log's Logger: `static func == (…)` and `static func <(…)`.
+    found = extents(
+        "extension Node.Scalar: Comparable {\n"
+        "    public static func < (lhs: Node.Scalar, rhs: Node.Scalar) -> Bool {\n"
+        "        lhs.string < rhs.string\n"
+        "    }\n"
+        "    static func ==(lhs: Self, rhs: Self) -> Bool { true }\n"
+        "}\n"
+    )
+    assert found[("extension", "Node.Scalar")] == (1, 1, 6)
+    assert found[("func", "<")] == (2, 2, 4)
+    assert found[("func", "==")] == (5, 5, 5)
+
+
+def test_each_case_on_a_line_is_a_declaration_of_its_own() -> None:
+    # Yams' Emitter (`enum State { case initialized, opened, closed }`) and a raw-valued list.
+    source = (
+        "enum Priority: Int {\n"
+        "    case low = 1, normal = 2, high = 3\n"
+        "    case `default`\n"
+        "}\n"
+        "private enum State { case initialized, opened, closed }\n"
+    )
+    found = extents(source)
+    assert {name for keyword, name in found if keyword == "case"} == {
+        "low",
+        "normal",
+        "high",
+        "default",
+        "initialized",
+        "opened",
+        "closed",
+    }
+    assert found[("case", "high")] == (2, 2, 2)
+    assert found[("case", "closed")] == (5, 5, 5)
+    assert found[("enum", "State")] == (5, 5, 5)
+    decls = scan_declarations(source)
+    assert {d.name for d in innermost(decls, 2)} == {"low", "normal", "high"}, "a change there is each one's"
+
+
+def test_attributes_with_nested_arguments_and_multi_line_literals() -> None:
+    # swift-log's LockTest (`@Test(.enabled(if: …)) func …`), Yams' ConstructorTests (a
+    # multi-line string literal as a property's value) and a multi-line generic typealias.
+    found = extents(
+        "struct Suite {\n"
+        "    @Test(.enabled(if: canImportDispatch)) func testLock() {\n"
+        "        run()\n"
+        "    }\n"
+        '    static let example = """\n'
+        "        key: { value }\n"
+        "        func notADeclaration()\n"
+        '        """\n'
+        "    private typealias FactoryBox = ReplaceOnceBox<\n"
+        "        @Sendable (_ label: String) -> any LogHandler\n"
+        "    >\n"
+        "    internal init<F>(\n"
+        "        file: F\n"
+        "    ) {}\n"
+        "    associatedtype IntegerValue: RawRepresentable where IntegerValue.RawValue == Int\n"
+        "}\n"
+    )
+    assert found[("func", "testLock")] == (2, 2, 4)
+    assert found[("let", "example")] == (5, 5, 8)
+    assert ("func", "notADeclaration") not in found
+    assert found[("typealias", "FactoryBox")] == (9, 9, 11)
+    assert found[("init", "init")] == (12, 12, 14)
+    assert found[("associatedtype", "IntegerValue")] == (15, 15, 15)

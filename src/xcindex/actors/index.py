@@ -410,6 +410,7 @@ class IndexActor:
                 "index_refreshed",
                 store=str(self.store_path),
                 units_read=report.counters.units_read,
+                units_unchanged=report.counters.units_unchanged,
                 records_read=report.counters.records_read,
                 failures=len(report.failures),
                 duration_ms=round(report.duration_s * 1000, 1),

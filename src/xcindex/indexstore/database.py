@@ -31,8 +31,10 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 3
-"""3: relations clustered by occurrence, a partial index by symbol."""
+SCHEMA_VERSION = 6
+"""3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
+records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
+(symbol, roles) rather than by symbol alone."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS units (
     provider TEXT NOT NULL,
     is_system INTEGER NOT NULL,
     is_test INTEGER NOT NULL DEFAULT 0,
-    live INTEGER NOT NULL DEFAULT 0
+    live INTEGER NOT NULL DEFAULT 0,
+    digest BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX IF NOT EXISTS units_main_file ON units(main_file_id);
 CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -109,6 +112,8 @@ class IngestCounters:
     """What the last refresh actually did; tests assert incrementality from these."""
 
     units_read: int = 0
+    units_unchanged: int = 0
+    """Rewritten by a rebuild byte for byte: only their mtime was taken in."""
     units_dropped: int = 0
     records_read: int = 0
     records_reused: int = 0
@@ -182,8 +187,12 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
     def set_meta(self, key: str, value: str) -> None:
         self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def known_units(self) -> dict[str, int]:
-        return dict(self._conn.execute("SELECT name, mtime_ns FROM units").fetchall())
+    def known_units(self) -> dict[str, tuple[int, bytes]]:
+        """Unit name → (mtime, content digest)."""
+        return {
+            str(name): (int(mtime), bytes(digest))
+            for name, mtime, digest in self._conn.execute("SELECT name, mtime_ns, digest FROM units")
+        }
 
     def overlay_live_files(self) -> dict[str, int]:
         """Main files whose live unit came from the freshness overlay, with its mtime."""
@@ -224,6 +233,16 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
 
     def live_units_pending(self) -> bool:
         return self.get_meta(LIVE_UNITS_PENDING) is not None
+
+    def units_missing_records(self) -> set[str]:
+        """Units that depend on a record that could not be read: read again on a rewrite,
+        however alike, since the record may be readable now."""
+        return {
+            str(row[0])
+            for row in self._conn.execute(
+                "SELECT DISTINCT u.name FROM unit_missing_records m JOIN units u ON u.id = m.unit_id"
+            )
+        }
 
     def wanted_missing_records(self) -> set[str]:
         """Records that some unit depends on but that are not in the database (unreadable)."""

@@ -8,6 +8,7 @@ record is isolated and reported; everything else is still ingested.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -84,7 +85,7 @@ class LiveUnits:
         self._db, self._is_test = db, is_test
         for unit in candidates:
             self._units[unit.name] = unit
-            records = {d.name for d in unit.dependencies if d.kind == DependencyKind.RECORD} & missing
+            records = {d.name for d in unit.record_dependencies()} & missing
             for record in records:
                 self._wanted_by.setdefault(record, []).append(unit.name)
             if records:
@@ -169,6 +170,19 @@ def scan_units(store_path: Path) -> dict[str, int]:
     return units
 
 
+def unit_digests(store_path: Path, names: Sequence[str]) -> dict[str, bytes]:
+    """The content digest of each unit file (a vanished one has none). Read before the
+    worker parses a unit, so a stored digest is never newer than the parse stored with it."""
+    digests: dict[str, bytes] = {}
+    folder = units_dir(store_path)
+    for name in names:
+        try:
+            digests[name] = hashlib.blake2b((folder / name).read_bytes(), digest_size=16).digest()
+        except OSError:
+            continue
+    return digests
+
+
 def newest_write_ns(store_path: Path) -> int:
     """The newest modification inside the store (the folders the compiler writes into)."""
     newest = 0
@@ -221,8 +235,8 @@ async def refresh(
     on_disk = await anyio.to_thread.run_sync(scan_units, store_path)
     # Overlay units come from another store (see ingest_overlay): never "removed" here.
     known = {
-        name: mtime
-        for name, mtime in (await anyio.to_thread.run_sync(db.known_units)).items()
+        name: mtime_digest
+        for name, mtime_digest in (await anyio.to_thread.run_sync(db.known_units)).items()
         if not name.startswith(OVERLAY_UNIT_PREFIX)
     }
     known_failures = await anyio.to_thread.run_sync(db.known_failures)
@@ -230,9 +244,24 @@ async def refresh(
     to_read = [
         name
         for name, mtime in on_disk.items()
-        if known.get(name) != mtime and not (name in known_failures and known_failures[name][1] == mtime)
+        if (name not in known or known[name][0] != mtime)
+        and not (name in known_failures and known_failures[name][1] == mtime)
     ]
     removed = [name for name in known if name not in on_disk]
+    digests = await anyio.to_thread.run_sync(unit_digests, store_path, to_read)
+    # A rebuild rewrites every unit of each module it compiled, but only the edited files'
+    # units change: the others keep their rows and take their new mtime (unless they wait
+    # for a record that could not be read: it may be readable now).
+    waiting = await anyio.to_thread.run_sync(db.units_missing_records) if to_read else set()
+    rewritten_alike = {
+        name: on_disk[name]
+        for name in to_read
+        if name in known and known[name][1] and digests.get(name) == known[name][1] and name not in waiting
+    }
+    if rewritten_alike:
+        await anyio.to_thread.run_sync(db.touch_units, rewritten_alike)
+        counters.units_unchanged = len(rewritten_alike)
+        to_read = [name for name in to_read if name not in rewritten_alike]
 
     if removed:
         await anyio.to_thread.run_sync(db.drop_units, removed)
@@ -250,15 +279,17 @@ async def refresh(
             for batch in _batches(to_read, UNIT_BATCH):
                 tg.start_soon(read_unit_batch, batch)
         for result in results:
-            (unit_failures if isinstance(result, ReadFailure) else units).append(result)  # type: ignore[arg-type]
+            if isinstance(result, ReadFailure):
+                unit_failures.append(result)
+            else:
+                units.append(replace(result, digest=digests.get(result.name, b"")))
         counters.units_read = len(units)
 
     user_units = [u for u in units if not u.is_system and u.main_file]
     wanted: dict[str, None] = {}
     for unit in user_units:
-        for dep in unit.dependencies:
-            if dep.kind == DependencyKind.RECORD:
-                wanted[dep.name] = None
+        for dep in unit.record_dependencies():
+            wanted[dep.name] = None
     present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
     missing = [name for name in wanted if name not in present]
     counters.records_reused = len(wanted) - len(missing)
@@ -334,7 +365,7 @@ async def refresh(
 
     if counters.records_read and not bulk:
         await anyio.to_thread.run_sync(db.checkpoint)
-    report.changed = bool(units or removed)
+    report.changed = bool(units or removed or rewritten_alike)
     # A previous process may have been killed after changing units but before this step.
     if report.changed or not known or await anyio.to_thread.run_sync(db.live_units_pending):
         await anyio.to_thread.run_sync(db.recompute_live_units)
@@ -364,7 +395,7 @@ async def ingest_overlay(
     units = [r for r in results if isinstance(r, UnitInfo) and r.main_file == main_file and not r.is_system]
     if len(units) != len(results):
         return False
-    wanted = {d.name: None for u in units for d in u.dependencies if d.kind == DependencyKind.RECORD}
+    wanted = {d.name: None for u in units for d in u.record_dependencies()}
     present = await anyio.to_thread.run_sync(db.known_records, list(wanted))
     missing = [name for name in wanted if name not in present]
     if missing:

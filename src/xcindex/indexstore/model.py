@@ -174,6 +174,14 @@ class UnitInfo:
     is_module_unit: bool
     has_main_file: bool
     dependencies: tuple[UnitDependency, ...]
+    digest: bytes = b""
+    """The unit file's content digest (see ingest.unit_digests); empty when not known."""
+
+    def record_dependencies(self) -> list[UnitDependency]:
+        """The records of the project's own files this unit covers. A system header's record
+        (a C target's `/usr/include/stdio.h`, the toolchain's clang headers) is SDK code:
+        never ingested, so its declarations are never taken for the project's."""
+        return [d for d in self.dependencies if d.kind == DependencyKind.RECORD and not d.is_system]
 
 
 class SymbolInfo(NamedTuple):

@@ -8,10 +8,13 @@ methods on a `Database`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from xcindex.indexstore.model import Property, Role, is_generated_name
+
+T = TypeVar("T")
 
 PARAMETER_KIND = 25
 """libIndexStore's symbol kind for a function parameter."""
@@ -20,6 +23,8 @@ BY_SYMBOL_ROLES = int(Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDEDB
 only these rows are in the `relations_symbol` index, and a query uses that index only when
 its WHERE clause repeats the index's condition, spelled the same way (`_BY_SYMBOL`)."""
 _BY_SYMBOL = f" AND (rel.roles & {BY_SYMBOL_ROLES}) != 0"
+UNITTEST_PROPERTY = int(Property.UNITTEST)
+"""Test classes and test methods: the `symbols_unittest` partial index holds them only."""
 
 
 def by_symbol_clause(roles: int) -> str:
@@ -77,6 +82,21 @@ class ReadSide:
     """Queries (mixed into Database): synchronous, called from the index actor's thread."""
 
     _conn: sqlite3.Connection
+    _derived: dict[str, tuple[tuple[int, int], Any]] | None = None
+
+    def derived(self, name: str, compute: Callable[[], T]) -> T:
+        """`compute()`'s value, kept until this connection or another one changes the
+        database (a refresh, an overlay, a worker's records). For whole-project facts that
+        are cheap to read in one pass and costly to read per question."""
+        version = (self._conn.total_changes, int(self._conn.execute("PRAGMA data_version").fetchone()[0]))
+        if self._derived is None:
+            self._derived = {}
+        cached = self._derived.get(name)
+        if cached is not None and cached[0] == version:
+            return cast(T, cached[1])
+        value = compute()
+        self._derived[name] = (version, value)
+        return value
 
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
         return [
@@ -117,6 +137,82 @@ class ReadSide:
                 result[int(row[0])] = SymbolRow(*row)
         return result
 
+    def live_record_files(self) -> dict[int, tuple[tuple[str, str, int], ...]]:
+        """Record id → (path, module, unit mtime) of each live unit that uses it. Small (one
+        row per file), it spares a three-table join per occurrence when a symbol has
+        thousands of them."""
+        return self.derived("live_record_files", self._read_live_record_files)
+
+    def _read_live_record_files(self) -> dict[int, tuple[tuple[str, str, int], ...]]:
+        found: dict[int, list[tuple[str, str, int]]] = {}
+        for record_id, path, module, mtime in self._conn.execute(
+            "SELECT ur.record_id, f.path, u.module, u.mtime_ns FROM unit_records ur"
+            " JOIN units u ON u.id = ur.unit_id AND u.live = 1 JOIN files f ON f.id = ur.file_id"
+        ):
+            found.setdefault(int(record_id), []).append((str(path), str(module), int(mtime)))
+        return {record_id: tuple(files) for record_id, files in found.items()}
+
+    def file_dependents(self) -> dict[str, frozenset[str]]:
+        """Declaring file → the files that depend on it: they mention a symbol it declares
+        (not a parameter, a local or a macro's helper), or override, witness, inherit from
+        or extend one. Read in one pass over the records (about 0.1 s at L, where walking
+        a hub file's dependents read the occurrences of 1,500 files per level)."""
+        return self.derived("file_dependents", self._read_file_dependents)
+
+    def _read_file_dependents(self) -> dict[str, frozenset[str]]:
+        edges = self._conn.execute(
+            "WITH decl AS (SELECT DISTINCT o.symbol_id, o.record_id FROM occurrences o"
+            " JOIN symbols s ON s.id = o.symbol_id"
+            " WHERE (o.roles & ?) != 0 AND (o.roles & ?) = 0 AND s.kind != ? AND (s.properties & ?) = 0"
+            " AND substr(s.name, 1, 1) != '$' AND instr(s.name, ':$s') = 0)"
+            " SELECT o.record_id, decl.record_id FROM occurrences o JOIN decl ON decl.symbol_id = o.symbol_id"
+            " UNION SELECT o.record_id, decl.record_id FROM relations rel"
+            " JOIN decl ON decl.symbol_id = rel.symbol_id JOIN occurrences o ON o.id = rel.occurrence_id"
+            " WHERE (rel.roles & ?) != 0" + _BY_SYMBOL,
+            (
+                int(Role.DEFINITION | Role.DECLARATION),
+                int(Role.IMPLICIT),
+                PARAMETER_KIND,
+                int(Property.LOCAL),
+                int(Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDEDBY),
+            ),
+        ).fetchall()
+        live = self.live_record_files()
+        found: dict[str, set[str]] = {}
+        for referencing, declaring in edges:
+            for declaring_file, _, _ in live.get(declaring, ()):
+                for referencing_file, _, _ in live.get(referencing, ()):
+                    if referencing_file != declaring_file:
+                        found.setdefault(declaring_file, set()).add(referencing_file)
+        return {path: frozenset(paths) for path, paths in found.items()}
+
+    def written_site_page(self, symbol_id: int, limit: int, offset: int) -> tuple[int, list[OccurrenceRow]]:
+        """One page of the symbol's occurrences written in the source (not implicit), one per
+        (path, line, column) with their roles merged, in that order, and how many there are.
+        Reads the occurrences' own columns only (through `live_record_files`), so a hub
+        symbol's tens of thousands of sites cost no join and one page of rows built."""
+        live = self.live_record_files()
+        by_key: dict[tuple[str, int, int], tuple[int, int, str, int]] = {}
+        for occ_id, record_id, roles, line, col in self._conn.execute(
+            "SELECT id, record_id, roles, line, col FROM occurrences WHERE symbol_id = ? AND (roles & ?) = 0",
+            (symbol_id, int(Role.IMPLICIT)),
+        ):
+            for path, module, mtime in live.get(record_id, ()):
+                key = (path, line, col)
+                seen = by_key.get(key)
+                if seen is None:
+                    by_key[key] = (occ_id, roles, module, mtime)
+                elif seen[1] | roles != seen[1]:
+                    by_key[key] = (seen[0], seen[1] | roles, seen[2], seen[3])
+        keys = sorted(by_key)[offset : offset + limit]
+        page = []
+        for path, line, col in keys:
+            occ_id, roles, module, mtime = by_key[(path, line, col)]
+            page.append(
+                OccurrenceRow(int(occ_id), symbol_id, int(roles), path, line, col, str(module), int(mtime))
+            )
+        return len(by_key), page
+
     def occurrences_of(self, symbol_id: int) -> list[OccurrenceRow]:
         return [
             OccurrenceRow(*row)
@@ -134,12 +230,14 @@ class ReadSide:
         return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
 
     def related_occurrences_of(self, symbol_id: int, role: Role) -> list[RelationRow]:
-        """Occurrences *of* the symbol that carry a relation with `role` (to another symbol)."""
+        """Occurrences *of* the symbol that carry a relation with `role` (to another symbol).
+        An occurrence's roles include its relations' roles, so the occurrence index picks
+        them out first: a type referenced in thousands of places has few such mentions."""
         rows = self._conn.execute(
             _OCC_SELECT.replace("SELECT DISTINCT", "SELECT DISTINCT rel.roles, rel.symbol_id,")
             + " JOIN relations rel ON rel.occurrence_id = o.id"
-            " WHERE o.symbol_id = ? AND (rel.roles & ?) != 0",
-            (symbol_id, int(role)),
+            " WHERE o.symbol_id = ? AND (o.roles & ?) != 0 AND (rel.roles & ?) != 0",
+            (symbol_id, int(role), int(role)),
         )
         return [RelationRow(OccurrenceRow(*row[2:]), int(row[0]), int(row[1])) for row in rows]
 
@@ -159,41 +257,6 @@ class ReadSide:
     def occurrences_in_file(self, path: str) -> list[OccurrenceRow]:
         return [OccurrenceRow(*row) for row in self._conn.execute(_OCC_SELECT + " WHERE f.path = ?", (path,))]
 
-    def files_relating_to(self, symbol_ids: Sequence[int], roles: int) -> set[str]:
-        """Files with an occurrence that relates (override, witness, base) to the symbols."""
-        found: set[str] = set()
-        for start in range(0, len(symbol_ids), 500):
-            chunk = list(symbol_ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for (path,) in self._conn.execute(
-                "SELECT DISTINCT f.path FROM relations rel"
-                " JOIN occurrences o ON o.id = rel.occurrence_id"
-                " JOIN unit_records ur ON ur.record_id = o.record_id"
-                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN files f ON f.id = ur.file_id"
-                f" WHERE rel.symbol_id IN ({marks}) AND (rel.roles & ?) != 0" + _by_symbol(roles),
-                [*chunk, roles],
-            ):
-                found.add(str(path))
-        return found
-
-    def files_referencing(self, symbol_ids: Sequence[int]) -> dict[str, set[int]]:
-        """Files with an occurrence of any of the symbols, and which ones."""
-        result: dict[str, set[int]] = {}
-        for start in range(0, len(symbol_ids), 500):
-            chunk = list(symbol_ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for path, symbol_id in self._conn.execute(
-                "SELECT DISTINCT f.path, o.symbol_id FROM occurrences o"
-                " JOIN unit_records ur ON ur.record_id = o.record_id"
-                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN files f ON f.id = ur.file_id"
-                f" WHERE o.symbol_id IN ({marks})",
-                chunk,
-            ):
-                result.setdefault(str(path), set()).add(int(symbol_id))
-        return result
-
     def live_files(self) -> list[tuple[str, int, str, str, bool]]:
         """(path, newest unit mtime, module, target, is_test) of every live main file."""
         return [
@@ -201,6 +264,17 @@ class ReadSide:
             for path, mtime, module, target, is_test in self._conn.execute(
                 "SELECT f.path, u.mtime_ns, u.module, u.target, u.is_test FROM units u"
                 " JOIN files f ON f.id = u.main_file_id WHERE u.live = 1 ORDER BY f.path"
+            )
+        ]
+
+    def live_source_files(self) -> list[str]:
+        """Every project file the live units cover: main files and the project's own
+        headers (a C target's `include/*.h`), never a system header."""
+        return [
+            str(row[0])
+            for row in self._conn.execute(
+                "SELECT DISTINCT f.path FROM unit_records ur JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                " JOIN files f ON f.id = ur.file_id ORDER BY f.path"
             )
         ]
 
@@ -219,19 +293,20 @@ class ReadSide:
         ).fetchone()
         return (str(row[0]), int(row[1]), bool(row[2])) if row else None
 
-    def test_symbols_in_files(self, paths: Sequence[str]) -> list[tuple[str, SymbolRow, int]]:
-        """Definitions of UNITTEST-marked symbols in the given files: (path, symbol, line)."""
-        result: list[tuple[str, SymbolRow, int]] = []
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
+    def test_symbols(self) -> list[tuple[str, SymbolRow, int]]:
+        """Definitions of UNITTEST-marked symbols (test classes and methods): (path, symbol,
+        line). From the few marked symbols (a partial index), not from files' occurrences."""
+        return [
+            (str(row[0]), SymbolRow(*row[1:8]), int(row[8]))
             for row in self._conn.execute(
                 "SELECT DISTINCT f.path, s.id, s.usr, s.name, s.kind, s.subkind, s.language, s.properties, o.line"
-                + _LIVE_SYMBOLS_IN_FILES
-                + f" WHERE f.path IN ({marks}) AND (s.properties & ?) != 0 AND (o.roles & ?) != 0",
-                (*chunk, int(Property.UNITTEST), int(Role.DEFINITION)),
-            ):
-                result.append((str(row[0]), SymbolRow(*row[1:8]), int(row[8])))
-        return result
+                " FROM symbols s INDEXED BY symbols_unittest JOIN occurrences o ON o.symbol_id = s.id"
+                " JOIN unit_records ur ON ur.record_id = o.record_id"
+                " JOIN units u ON u.id = ur.unit_id AND u.live = 1 JOIN files f ON f.id = ur.file_id"
+                f" WHERE (s.properties & {UNITTEST_PROPERTY}) != 0 AND (o.roles & ?) != 0",
+                (int(Role.DEFINITION),),
+            )
+        ]
 
     def declared_symbol_ids(self, paths: Sequence[str]) -> list[int]:
         """Symbols the files declare in their source: definitions and declarations that are

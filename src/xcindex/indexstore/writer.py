@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo
-from xcindex.indexstore.queries import BY_SYMBOL_ROLES
+from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
 
 LIVE_UNITS_PENDING = "live_units_pending"
 """Meta key set in the transaction that changes units, cleared in the one that recomputes
@@ -23,7 +23,10 @@ which are live: a process killed in between leaves it set, and the next refresh 
 
 BULK_INDEXES = (
     "CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name)",
-    "CREATE INDEX IF NOT EXISTS occurrences_symbol ON occurrences(symbol_id)",
+    f"CREATE INDEX IF NOT EXISTS symbols_unittest ON symbols(id) WHERE (properties & {UNITTEST_PROPERTY}) != 0",
+    # With the roles: "the definitions of S" or "the calls of S" are filtered in the index,
+    # without reading a table row for each of a hub symbol's tens of thousands of occurrences.
+    "CREATE INDEX IF NOT EXISTS occurrences_symbol_roles ON occurrences(symbol_id, roles)",
     "CREATE INDEX IF NOT EXISTS occurrences_record ON occurrences(record_id)",
     # Partial: only the relations asked for by their symbol (see queries.BY_SYMBOL_ROLES);
     # calledBy, containedBy and childOf, most of the rows, are asked for by occurrence.
@@ -179,8 +182,8 @@ class WriteSide:
                 self._delete_unit(unit.name)
                 main_file_id = self._file_id(unit.main_file) if unit.main_file else None
                 cursor = self._conn.execute(
-                    "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test)"
-                    " VALUES (?,?,?,?,?,?,?,?)",
+                    "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test,"
+                    " digest) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
                         unit.name,
                         unit.mtime_ns,
@@ -190,6 +193,7 @@ class WriteSide:
                         unit.provider,
                         int(unit.is_system),
                         int(is_test.get(unit.name, False)),
+                        unit.digest,
                     ),
                 )
                 unit_id = int(cursor.lastrowid or 0)
@@ -198,6 +202,8 @@ class WriteSide:
                 if unit.is_system:
                     continue
                 for dep in unit.dependencies:
+                    if dep.kind == DependencyKind.RECORD and dep.is_system:
+                        continue  # SDK headers: see UnitInfo.record_dependencies
                     if dep.kind == DependencyKind.RECORD:
                         row = self._conn.execute(
                             "SELECT id FROM records WHERE name = ?", (dep.name,)
@@ -229,6 +235,20 @@ class WriteSide:
         except BaseException:
             self._conn.execute("ROLLBACK")
             self._file_ids.clear()
+            raise
+
+    def touch_units(self, mtimes: dict[str, int]) -> None:
+        """Give units the store rewrote byte for byte their new mtime (nothing else changed)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(
+                "UPDATE units SET mtime_ns = ? WHERE name = ?",
+                [(mtime, name) for name, mtime in mtimes.items()],
+            )
+            self._mark_live_units_pending()
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
             raise
 
     def _delete_unit(self, name: str) -> None:

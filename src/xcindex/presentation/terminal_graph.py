@@ -28,8 +28,8 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
         return EXIT_NO_RESULTS
     incoming = answer.direction == "incoming"
     output.line(
-        f"{output.style.name(answer.root.symbol.name)}: "
-        f"{plural(len(answer.groups), 'caller' if incoming else 'callee')} ({answer.direction}, "
+        f"{output.style.name(answer.root.qualified_name)}: "
+        f"{plural(answer.call_count, 'caller' if incoming else 'callee')} ({answer.direction}, "
         f"depth {answer.depth})"
     )
     for group in answer.groups:
@@ -41,7 +41,10 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
             else "no definition"
         )
         cycle = output.style.warn("  (cycle)") if group.cycle else ""
-        output.line(f"{indent}{output.style.name(other.symbol.name)}  {output.style.dim(where)}{cycle}")
+        via = output.style.dim("  (via dynamic dispatch)") if group.via_dispatch else ""
+        output.line(
+            f"{indent}{output.style.name(other.qualified_name)}  {output.style.dim(where)}{via}{cycle}"
+        )
         for site, resolves in group.sites:
             occ = site.occurrence
             how = site.dispatch + (" through a base" if resolves != group.callee.symbol.usr else "")
@@ -52,7 +55,13 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
         output.line(
             output.style.dim(f"({plural(answer.external_calls, 'call')} outside this index not listed)")
         )
-    if answer.truncated:
+    next_offset = answer.next_offset()
+    if next_offset is not None:
+        output.line(
+            f"({'callers' if incoming else 'callees'} {answer.offset + 1} to {next_offset} of {answer.call_count}; "
+            f"the next page: --offset {next_offset})"
+        )
+    elif answer.truncated:
         output.line(f"(stopped after {len(answer.groups)} groups)")
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.groups else EXIT_NO_RESULTS
@@ -64,7 +73,7 @@ def type_hierarchy(answer: TypeHierarchyAnswer, output: Output, ctx: Context) ->
         print_freshness(output, answer.freshness)
         return EXIT_NO_RESULTS
     output.line(
-        f"{output.style.name(answer.root.symbol.name)} ({kind_name(answer.root.symbol.kind)}): "
+        f"{output.style.name(answer.root.qualified_name)} ({kind_name(answer.root.symbol.kind)}): "
         f"{plural(len(answer.links), 'link')} ({answer.direction}, depth {answer.depth})"
     )
     for link in answer.links:
@@ -72,11 +81,20 @@ def type_hierarchy(answer: TypeHierarchyAnswer, output: Output, ctx: Context) ->
         how = link.relation + (" in an extension" if link.via_extension else "")
         where = f"{output.path(link.anchor.path)}:{link.anchor.line}:{link.anchor.column}"
         output.line(
-            f"{'  ' * link.level}{output.style.name(other.symbol.name)}  {kind_name(other.symbol.kind)}  "
+            f"{'  ' * link.level}{output.style.name(other.qualified_name)}  {kind_name(other.symbol.kind)}  "
             f"{output.style.dim(how + '  ' + where)}"
         )
+    if answer.local_subtypes:
+        output.line(
+            output.style.dim(
+                "declared in function bodies (the index does not record local types; found in the source):"
+            )
+        )
+        for local in answer.local_subtypes:
+            where = f"{output.path(local.mention.path)}:{local.mention.line}:{local.mention.column}"
+            output.line(f"  {output.style.name(local.name)}  {local.kind}  {output.style.dim(where)}")
     print_freshness(output, answer.freshness)
-    return EXIT_OK if answer.links else EXIT_NO_RESULTS
+    return EXIT_OK if answer.links or answer.local_subtypes else EXIT_NO_RESULTS
 
 
 def change_impact(answer: ChangeImpactAnswer, output: Output, ctx: Context) -> int:

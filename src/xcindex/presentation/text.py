@@ -16,7 +16,7 @@ from xcindex.tools.plan_rename import RenamePlan
 from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
 from xcindex.tools.resolve import Candidate
 from xcindex.tools.status import MAX_LISTED, TEXT_LISTED, StatusAnswer
-from xcindex.tools.type_hierarchy import TypeHierarchyAnswer
+from xcindex.tools.type_hierarchy import MAX_LOCAL_SUBTYPES, TypeHierarchyAnswer
 from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
 from xcindex.warnings import MatchedBy, RangeReason
 
@@ -216,18 +216,20 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
         shown = answer.shown(budget)
         incoming = answer.direction == "incoming"
         what = "caller" if incoming else "callee"
+        deeper = f"; {len(answer.groups)} groups with the deeper levels" if answer.depth > 1 else ""
         lines = [
-            f"{len(answer.groups)} {what} group(s) of {answer.root.symbol.name} "
-            f"({answer.direction}, depth {answer.depth}):"
+            f"{answer.call_count} direct {what} group(s) of {answer.root.qualified_name} "
+            f"({answer.direction}, depth {answer.depth}{deeper}):"
         ]
         for group in shown:
             other = group.caller if incoming else group.callee
             where = (
                 f"{other.definition.path}:{other.definition.line}" if other.definition else "(no definition)"
             )
-            mark = "  [cycle: not expanded again]" if group.cycle else ""
+            mark = "  [via dynamic dispatch]" if group.via_dispatch else ""
+            mark += "  [cycle: not expanded again]" if group.cycle else ""
             lines.append(
-                f"{'  ' * group.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] {where}{mark}"
+                f"{'  ' * group.level}{other.qualified_name} [{kind_name(other.symbol.kind)}] {where}{mark}"
             )
             for site, resolves in group.sites:
                 occ = site.occurrence
@@ -240,11 +242,17 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
                 f"({answer.external_calls} call(s) of symbols defined outside this index, such as the "
                 "standard library, are not listed)"
             )
-        if len(shown) < len(answer.groups) or answer.truncated:
+        next_offset = answer.next_offset(budget)
+        if next_offset is not None:
+            first = answer.offset + 1
             lines.append(
-                f"(showing {len(shown)} of {len(answer.groups)} groups; lower depth, or list them all in a "
-                f"shell: xcindex calls {answer.root.symbol.usr} --direction {answer.direction} "
-                f"--depth {answer.depth} --project <projectPath> --json)"
+                f"(level-1 groups {first} to {next_offset} of {answer.call_count}; the next page: the same "
+                f"call with offset={next_offset})"
+            )
+        elif len(shown) < len(answer.groups) or answer.truncated:
+            lines.append(
+                f"(showing {len(shown)} of {len(answer.groups)} groups; deeper levels were cut: lower depth, "
+                f"or ask about one of the callers)"
             )
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
@@ -259,16 +267,21 @@ def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None
     else:
         shown = answer.shown(budget)
         lines = [
-            f"{len(answer.links)} {answer.direction} link(s) of {answer.root.symbol.name} "
+            f"{len(answer.links)} {answer.direction} link(s) of {answer.root.qualified_name} "
             f"[{kind_name(answer.root.symbol.kind)}] (depth {answer.depth}):"
         ]
         for link in shown:
             other = link.supertype if answer.direction == "supertypes" else link.subtype
             how = link.relation + (" in an extension" if link.via_extension else "")
             lines.append(
-                f"{'  ' * link.level}{other.symbol.name} [{kind_name(other.symbol.kind)}] "
+                f"{'  ' * link.level}{other.qualified_name} [{kind_name(other.symbol.kind)}] "
                 f"({link.subtype.symbol.name} {how} {link.supertype.symbol.name}) at "
                 f"{link.anchor.path}:{link.anchor.line}:{link.anchor.column}"
+            )
+        for local in answer.local_subtypes[:MAX_LOCAL_SUBTYPES]:
+            lines.append(
+                f"  {local.name} [{local.kind}, declared in a function body: not in the index, found in the "
+                f"source] at {local.mention.path}:{local.mention.line}:{local.mention.column}"
             )
         if len(shown) < len(answer.links) or answer.truncated:
             lines.append(

@@ -28,7 +28,6 @@ from xcindex.warnings import Completeness, XcindexError
 
 PARAMETER_KIND = 25
 CLASS_KIND = 7
-DEPENDENCY_RELATIONS = Role.REL_OVERRIDEOF | Role.REL_BASEOF | Role.REL_EXTENDEDBY
 MAX_DEPTH = 16
 COMMAND_PATTERN_LIMIT = 2000
 """Beyond this many characters of test names, `swift test --filter` selects test modules."""
@@ -142,59 +141,63 @@ class BlastRadiusView:
     tests: tuple[TestTarget, ...]
 
 
-def declared_symbols(db: Database, paths: set[str]) -> list[int]:
-    """Symbols the files declare (not parameters, not macro-generated helpers)."""
-    return db.declared_symbol_ids(sorted(paths))
-
-
 def dependents_of(db: Database, paths: set[str]) -> set[str]:
-    symbol_ids = declared_symbols(db, paths)
-    found = set(db.files_referencing(symbol_ids)) | db.files_relating_to(
-        symbol_ids, int(DEPENDENCY_RELATIONS)
-    )
+    graph = db.file_dependents()
+    found: set[str] = set()
+    for path in paths:
+        found |= graph.get(path, frozenset())
     return found - paths
 
 
 def tests_in_files(db: Database, paths: set[str], modules: dict[str, str]) -> dict[str, list[TestTarget]]:
     """The tests declared in each file: XCTestCase subclasses (UNITTEST classes) and Swift
     Testing `@Test` functions and `@Suite` types, found through the macros' own symbols
-    rather than by loading every occurrence of every file."""
-    tests: dict[str, list[TestTarget]] = {}
-    for path, symbol, _line in db.test_symbols_in_files(sorted(paths)):
+    rather than by loading every occurrence of every file. The project's tests are read
+    once until the database changes: a hub file reaches most test files."""
+    declared = db.derived("blast_radius.declared_tests", lambda: _declared_tests(db))
+    return {
+        path: [TestTarget(path, modules.get(path, ""), name, kind) for name, kind in declared[path]]
+        for path in paths
+        if path in declared
+    }
+
+
+def _declared_tests(db: Database) -> dict[str, list[tuple[str, str]]]:
+    """Every test file's tests: (name, kind), XCTest classes first, each name once."""
+    tests: dict[str, list[tuple[str, str]]] = {}
+    for path, symbol, _line in db.test_symbols():
         if symbol.kind == CLASS_KIND:
-            tests.setdefault(path, []).append(TestTarget(path, modules.get(path, ""), symbol.name, "xctest"))
+            tests.setdefault(path, []).append((symbol.name, "xctest"))
     suites: dict[str, set[str]] = {}
-    for occ, container in _swift_testing_attributes(db, paths):
+    attributes = _swift_testing_attributes(db, None)
+    parents = _parent_type_names(db, [container for _, container in attributes if container is not None])
+    for occ, container in attributes:
         if container is None:
             continue
-        parent = _parent_type_name(db, container)
+        parent = parents.get(container.id)
         if parent is not None:
             suites.setdefault(occ.path, set()).add(parent)
         else:
-            name = container.name.split("(")[0]
-            tests.setdefault(occ.path, []).append(
-                TestTarget(occ.path, modules.get(occ.path, ""), name, "swift-testing")
-            )
+            tests.setdefault(occ.path, []).append((container.name.split("(")[0], "swift-testing"))
     for path, names in suites.items():
-        tests.setdefault(path, []).extend(
-            TestTarget(path, modules.get(path, ""), suite, "swift-testing") for suite in sorted(names)
-        )
-    unique: dict[str, list[TestTarget]] = {}
+        tests.setdefault(path, []).extend((suite, "swift-testing") for suite in sorted(names))
+    unique: dict[str, list[tuple[str, str]]] = {}
     for path, found in tests.items():
-        seen: dict[str, TestTarget] = {}
+        seen: dict[str, tuple[str, str]] = {}
         for test in found:
-            seen.setdefault(test.filter, test)
+            seen.setdefault(test[0], test)
         unique[path] = list(seen.values())
     return unique
 
 
-def _swift_testing_attributes(db: Database, paths: set[str]) -> list[tuple[OccurrenceRow, Any]]:
-    """`@Test` / `@Suite` attributes written in the files, with the declaration each marks."""
+def _swift_testing_attributes(db: Database, paths: set[str] | None) -> list[tuple[OccurrenceRow, Any]]:
+    """`@Test` / `@Suite` attributes written in the files (None: in any file), with the
+    declaration each marks."""
     attributes = [
         occ
         for macro in db.symbol_ids_with_usr_prefix(_SWIFT_TESTING_MACROS)
         for occ in db.occurrences_of(macro)
-        if occ.path in paths and not occ.roles & _IMPLICIT
+        if (paths is None or occ.path in paths) and not occ.roles & _IMPLICIT
     ]
     relations = db.relations_of([occ.id for occ in attributes])
     containers = db.symbols_by_ids(sid for rels in relations.values() for _, sid in rels)
@@ -208,16 +211,11 @@ def _swift_testing_attributes(db: Database, paths: set[str]) -> list[tuple[Occur
     return found
 
 
-def _parent_type_name(db: Database, symbol: Any) -> str | None:
-    """For a test function inside a type (an XCTestCase or a @Suite), that type's name."""
-    for occ in db.occurrences_of(symbol.id):
-        if not occ.roles & Role.DEFINITION:
-            continue
-        for roles, sid in db.relations_of([occ.id]).get(occ.id, []):
-            if roles & Role.REL_CHILDOF:
-                parent = db.symbols_by_ids([sid])[sid]
-                return parent.name
-    return None
+def _parent_type_names(db: Database, symbols: list[Any]) -> dict[int, str]:
+    """For test functions inside a type (an XCTestCase or a @Suite), that type's name."""
+    parents = db.related_symbol_ids([symbol.id for symbol in symbols], Role.REL_CHILDOF)
+    names = db.symbols_by_ids({parent for ids in parents.values() for parent in ids})
+    return {symbol_id: names[min(ids)].name for symbol_id, ids in parents.items() if min(ids) in names}
 
 
 def blast_radius(
@@ -226,11 +224,12 @@ def blast_radius(
     """`package` (SwiftPM's own description, when the project is a package) decides which
     files are tests and which executables tests run; without it, units importing a test
     framework count as tests."""
+    if not file_path or "\x00" in file_path:
+        raise XcindexError("'filePath' must be a non-empty path without NUL characters.")
     target = os.path.realpath(file_path)
     known = {path: (mtime, module, is_test) for path, mtime, module, _target, is_test in db.live_files()}
     if package is not None:
-        test_files = package.test_files()
-        known = {path: (m, mod, os.path.realpath(path) in test_files) for path, (m, mod, _t) in known.items()}
+        known = {path: (m, mod, package.is_test_file(path)) for path, (m, mod, _t) in known.items()}
     if target not in known:
         candidates = [p for p in known if os.path.realpath(p) == target]
         if not candidates:
@@ -264,7 +263,6 @@ def blast_radius(
         pool.add(target)
     executables: list[str] = []
     if package is not None:
-        by_real = {os.path.realpath(path): path for path in known}
         for reached_path in sorted({target, *affected}):
             owner = package.target_of(reached_path)
             if owner is not None and owner.kind == "executable" and owner.name not in executables:
@@ -273,7 +271,7 @@ def blast_radius(
             for dependent in package.dependents(name):
                 owner_target = next(t for t in package.targets if t.name == dependent)
                 if owner_target.kind == "test":
-                    running = {by_real[p] for p in owner_target.sources if p in by_real} - {target}
+                    running = {p for p in known if package.target_of(p) is owner_target} - {target}
                     pool |= running
                     affected |= running
     modules = {path: known[path][1] for path in pool if path in known}

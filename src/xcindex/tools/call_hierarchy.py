@@ -5,8 +5,12 @@ requirement is listed for every override and witness it can reach (its sites say
 `dynamic` and name the base they resolve to); `super` calls are listed and marked. Each
 level groups the sites by calling function. A caller already on the path (recursion) is
 listed once more with `cycle: true` and not expanded again. Outgoing lists the explicit
-calls in the body as the compiler resolved them; calls of symbols the index has no
-definition for (the standard library, SDKs) are counted, not listed.
+calls in the body as the compiler resolved them, and for a dynamic call also every override
+and witness dispatch can reach (`viaDispatch`, with the same sites); calls of symbols the
+index has no definition for (the standard library, SDKs) are counted, not listed.
+
+Level-1 groups are paged (`offset`, `nextOffset`): a hub function's thousands of callers
+are counted in full (`callCount`) and only the page shown is built.
 """
 
 from __future__ import annotations
@@ -16,42 +20,28 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.graph_queries import written_occurrences
-from xcindex.indexstore.model import kind_name
+from xcindex.indexstore.database import Database
+from xcindex.indexstore.model import is_generated_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.call_graph import (
+    CallPage,
     CallSite,
-    definition_of,
+    SymbolSite,
     incoming_calls,
-    is_listed,
     outgoing_calls,
     symbol_for,
+    symbol_sites,
 )
-from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for
-from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson, SymbolSiteJson
+from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson
 
 MAX_DEPTH = 5
 MAX_CALLS = 500
+PAGE_GROUPS = 100
+"""Level-1 groups an answer holds (each with the deeper levels under it, while MAX_CALLS
+lasts); `nextOffset` gives the rest. What an agent's context shows is fewer still."""
 """Caller/callee groups listed at most (every level together); `truncated` says when cut."""
-
-
-@dataclass(frozen=True)
-class SymbolSite:
-    symbol: SymbolRow
-    definition: OccurrenceRow | None
-
-    def to_json(self) -> SymbolSiteJson:
-        d = self.definition
-        return {
-            "usr": self.symbol.usr,
-            "name": self.symbol.name,
-            "kind": kind_name(self.symbol.kind),
-            "path": d.path if d else None,
-            "line": d.line if d else None,
-            "column": d.column if d else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -63,6 +53,7 @@ class CallGroup:
     callee: SymbolSite
     sites: tuple[tuple[CallSite, str], ...]  # (site, usr it resolves to)
     cycle: bool
+    via_dispatch: bool
 
     def to_json(self) -> CallJson:
         return {
@@ -70,6 +61,7 @@ class CallGroup:
             "caller": self.caller.to_json(),
             "callee": self.callee.to_json(),
             "sites": [_site_json(site, usr) for site, usr in self.sites],
+            "viaDispatch": self.via_dispatch,
             "cycle": self.cycle,
         }
 
@@ -87,34 +79,53 @@ def _site_json(site: CallSite, resolves_to: str) -> CallSiteJson:
 
 @dataclass(frozen=True)
 class CallHierarchyAnswer:
+    """A page of the hierarchy: up to PAGE_GROUPS level-1 groups from `offset` on, each
+    followed by the deeper levels under it, at most MAX_CALLS groups in all. `call_count`
+    counts every level-1 group, listed or not."""
+
     query: str
     root: SymbolSite | None
     direction: str
     depth: int
     groups: tuple[CallGroup, ...]
+    call_count: int
     external_calls: int
     truncated: bool
     freshness: Freshness
+    offset: int = 0
 
     def named_paths(self) -> set[str]:
         return {site.occurrence.path for g in self.groups for site, _ in g.sites}
 
     def shown(self, budget: int | None = None) -> tuple[CallGroup, ...]:
+        """The groups that fit a response budget, and always the first one: a page that
+        showed nothing would say to ask for the same page again."""
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
-        return self.groups[: fitting(self.groups, lambda g: item_cost(g.to_json()), lists_budget)]
+        fit = fitting(self.groups, lambda g: item_cost(g.to_json()), lists_budget)
+        return self.groups[: max(fit, 1)]
+
+    def next_offset(self, budget: int | None = None) -> int | None:
+        """Where the next page of level-1 groups starts, while some remain after the ones
+        shown (a level-1 group whose deeper levels were cut counts as shown)."""
+        end = self.offset + sum(1 for g in self.shown(budget) if g.level == 1)
+        return end if end < self.call_count else None
 
     def to_json(self, budget: int | None = None) -> CallHierarchyJson:
         shown = self.shown(budget)
-        return {
+        next_offset = self.next_offset(budget)
+        answer: CallHierarchyJson = {
             "root": self.root.to_json() if self.root else None,
             "direction": self.direction,
             "depth": self.depth,
             "calls": [g.to_json() for g in shown],
-            "callCount": len(self.groups),
+            "callCount": self.call_count,
             "externalCallCount": self.external_calls,
-            "truncated": self.truncated or len(shown) < len(self.groups),
-            **self.freshness.to_json(budget),
+            "truncated": self.truncated or len(shown) < len(self.groups) or next_offset is not None,
+            **self.freshness.to_json(budget),  # type: ignore[typeddict-item]  # nextOffset set below
         }
+        if next_offset is not None:
+            answer["nextOffset"] = next_offset
+        return answer
 
 
 class _Walk:
@@ -129,58 +140,34 @@ class _Walk:
         self._sites: dict[int, SymbolSite] = {}
 
     def prefetch(self, symbol_ids: set[int]) -> None:
-        """Symbols and definitions of a level's callers or callees, in two queries."""
-        wanted = symbol_ids - set(self._sites)
-        symbols = self.db.symbols_by_ids(wanted)
-        written = written_occurrences(self.db, wanted)
-        for symbol_id, symbol in symbols.items():
-            self._sites[symbol_id] = SymbolSite(symbol, canonical_occurrence(written.get(symbol_id, [])))
+        """Symbols, definitions and containers of a level's callers or callees, batched."""
+        self._sites.update(symbol_sites(self.db, symbol_ids - set(self._sites)))
 
-    def site(self, symbol_id: int) -> SymbolSite | None:
-        if symbol_id not in self._sites:
-            symbol = self.db.symbols_by_ids([symbol_id]).get(symbol_id)
-            if symbol is None:
-                return None
-            self._sites[symbol_id] = SymbolSite(symbol, definition_of(self.db, symbol_id))
-        return self._sites[symbol_id]
-
-    def visit(self, node: SymbolSite, level: int, path: tuple[int, ...]) -> None:
+    def visit(self, node: SymbolSite, level: int, path: tuple[int, ...], offset: int = 0) -> CallPage:
         self.expanded.add(node.symbol.id)
-        calls = (
-            incoming_calls(self.db, node.symbol) if self.incoming else outgoing_calls(self.db, node.symbol)
-        )
-        by_other: dict[int, list[CallSite]] = {}
-        for call in calls:
-            by_other.setdefault(call.caller_id if self.incoming else call.callee_id, []).append(call)
-        ordered = sorted(by_other.items(), key=lambda item: _order(item[1]))[
-            : MAX_CALLS - len(self.groups) + 1
-        ]
-        self.prefetch({other for other, _ in ordered} | {s.callee_id for _, sites in ordered for s in sites})
-        for other_id, sites in ordered:
-            other = self.site(other_id)
-            if other is None or not is_listed(other.symbol):
-                continue
-            if not self.incoming and other.definition is None:
-                self.external += len(sites)
+        room = MAX_CALLS - len(self.groups)
+        calls = incoming_calls if self.incoming else outgoing_calls
+        page = calls(self.db, node.symbol, offset=offset, limit=PAGE_GROUPS if level == 1 else room + 1)
+        self.external += page.external_calls
+        self.prefetch({g.other_id for g in page.groups} | {s.callee_id for g in page.groups for s in g.sites})
+        for group in page.groups:
+            other = self._sites.get(group.other_id)
+            if other is None or is_generated_name(other.symbol.name):
                 continue
             if len(self.groups) >= MAX_CALLS:
                 self.truncated = True
-                return
-            cycle = other_id in path
-            resolved = [(s, self._usr(s.callee_id)) for s in sites]
+                break
+            cycle = group.other_id in path
+            resolved = tuple((s, self._usr(s.callee_id)) for s in group.sites)
             caller, callee = (other, node) if self.incoming else (node, other)
-            self.groups.append(CallGroup(level, caller, callee, tuple(resolved), cycle))
-            if not cycle and level < self.depth and other_id not in self.expanded:
-                self.visit(other, level + 1, (*path, other_id))
+            self.groups.append(CallGroup(level, caller, callee, resolved, cycle, group.via_dispatch))
+            if not cycle and level < self.depth and group.other_id not in self.expanded:
+                self.visit(other, level + 1, (*path, group.other_id))
+        return page
 
     def _usr(self, symbol_id: int) -> str:
-        site = self.site(symbol_id)
+        site = self._sites.get(symbol_id)
         return site.symbol.usr if site else ""
-
-
-def _order(sites: list[CallSite]) -> tuple[str, int, int]:
-    first = min(sites, key=lambda s: (s.occurrence.path, s.occurrence.line, s.occurrence.column))
-    return (first.occurrence.path, first.occurrence.line, first.occurrence.column)
 
 
 def call_hierarchy(
@@ -190,20 +177,30 @@ def call_hierarchy(
     symbol_name: str | None = None,
     direction: str = "incoming",
     depth: int = 1,
+    offset: int = 0,
 ) -> CallHierarchyAnswer:
     symbol = symbol_for(db, usr, symbol_name)
     query = usr or symbol_name or ""
     if symbol is None:
         freshness = freshness_for(db, [], empty=True)
-        return CallHierarchyAnswer(query, None, direction, depth, (), 0, False, freshness)
+        return CallHierarchyAnswer(query, None, direction, depth, (), 0, 0, False, freshness, offset)
     walk = _Walk(db, direction == "incoming", depth)
-    root = SymbolSite(symbol, definition_of(db, symbol.id))
-    walk.visit(root, 1, (symbol.id,))
+    root = symbol_sites(db, [symbol.id])[symbol.id]
+    first = walk.visit(root, 1, (symbol.id,), offset)
     named = [site.occurrence for g in walk.groups for site, _ in g.sites]
     named += [root.definition] if root.definition else []
     freshness = freshness_for(db, named, empty=not walk.groups)
     return CallHierarchyAnswer(
-        query, root, direction, depth, tuple(walk.groups), walk.external, walk.truncated, freshness
+        query,
+        root,
+        direction,
+        depth,
+        tuple(walk.groups),
+        first.total,
+        walk.external,
+        walk.truncated,
+        freshness,
+        offset,
     )
 
 
@@ -219,6 +216,7 @@ class CallHierarchyArgs(LocationArgs):
         "incoming", description="incoming: who calls it; outgoing: what it calls."
     )
     depth: StrictInt = Field(1, ge=1, le=MAX_DEPTH, description="How many levels of calls to follow.")
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
 
     @model_validator(mode="after")
     def _one_subject(self) -> CallHierarchyArgs:
@@ -229,5 +227,10 @@ class CallHierarchyArgs(LocationArgs):
 
 def query_call_hierarchy(db: Database, args: CallHierarchyArgs) -> CallHierarchyAnswer:
     return call_hierarchy(
-        db, usr=args.usr, symbol_name=args.symbol_name, direction=args.direction, depth=args.depth
+        db,
+        usr=args.usr,
+        symbol_name=args.symbol_name,
+        direction=args.direction,
+        depth=args.depth,
+        offset=args.offset,
     )

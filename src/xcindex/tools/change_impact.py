@@ -23,11 +23,18 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow, is_generated_source
+from xcindex.indexstore.graph_queries import (
+    extended_types,
+    members_of,
+    related_through,
+    users_of,
+    written_occurrences,
+)
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.blast_radius import COMMAND_PATTERN_LIMIT, TestTarget, tests_in_files
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
-from xcindex.tools.call_graph import overridden_bases
+from xcindex.tools.call_graph import overridden_closures
 from xcindex.tools.common import Freshness, file_is_stale, occurrence_json
 from xcindex.tools.shapes import ChangedSymbolJson, ChangeImpactJson, CoveringTestJson
 from xcindex.tools.swift_decls import (
@@ -40,7 +47,7 @@ from xcindex.tools.swift_decls import (
     scan_declarations,
     signature_and_body,
 )
-from xcindex.tools.type_hierarchy import subtypes_of
+from xcindex.tools.type_hierarchy import EXTENSION_KIND
 from xcindex.warnings import Completeness, XcindexError
 
 MAX_REFERENCES = 500
@@ -48,7 +55,8 @@ MAX_FILES = 200
 GIT_TIMEOUT_S = 30.0
 RANGE_METHOD = (
     "declaration extents from the source text (braces and statements, comments and strings skipped), "
-    "matched to the index's definition sites: not the compiler's own ranges"
+    "matched to the index's definition sites: not the compiler's own ranges (they agreed with "
+    "sourcekit-lsp's documentSymbol on every declaration of swift-log and Yams)"
 )
 _IMPLICIT = int(Role.IMPLICIT)
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
@@ -272,8 +280,7 @@ def _touched(side: _Side, lines: list[int]) -> list[Decl]:
     for line in lines:
         if is_blank_code(side.masked, line):
             continue
-        decl = innermost(side.decls, line)
-        if decl is not None:
+        for decl in innermost(side.decls, line):
             found[id(decl)] = decl
     return list(found.values())
 
@@ -375,25 +382,55 @@ def _by_name_in_supertypes(
 def reaching(db: Database, seeds: set[int]) -> set[int]:
     """Every symbol whose code can run (or use) a seed: containers of references and calls,
     callers through dynamic dispatch of what a symbol overrides or witnesses, the property
-    an accessor belongs to, and subtypes of a type; to a fixed point."""
+    an accessor belongs to, subtypes of a type, and the type of a witness library code
+    calls; to a fixed point, a handful of batched queries per step."""
     reached = set(seeds)
     frontier = set(seeds)
     while frontier:
-        following: set[int] = set()
-        for symbol_id in frontier:
-            targets = [(symbol_id, False)] + [(base, True) for base in overridden_bases(db, symbol_id)]
-            for target, dynamic_only in targets:
-                uses = [o for o in db.occurrences_of(target) if o.roles & _USE and not o.roles & _WRITTEN]
-                if dynamic_only:
-                    uses = [o for o in uses if o.roles & _DYNAMIC]
-                for rels in db.relations_of([o.id for o in uses]).values():
-                    following.update(sid for roles, sid in rels if roles & _CONTAINER)
-            for relation in db.related_occurrences_of(symbol_id, Role.REL_ACCESSOROF):
-                following.add(relation.symbol_id)
-            following.update(sub for sub, _occ, _ext in subtypes_of(db, symbol_id))
+        bases = overridden_closures(db, frontier)
+        every_base = {base for found in bases.values() for base in found}
+        following = users_of(db, frontier) | users_of(db, every_base, dynamic_only=True)
+        following |= _types_library_code_dispatches_to(db, bases)
+        for properties in related_through(db, frontier, Role.REL_ACCESSOROF).values():
+            following |= properties
+        following |= _subtypes(db, frontier)
         frontier = following - reached
         reached |= frontier
     return reached
+
+
+def _subtypes(db: Database, type_ids: set[int]) -> set[int]:
+    """The types that name one of these in their inheritance clause (an extension's: the type
+    it extends)."""
+    declaring = {
+        other
+        for found in related_through(db, type_ids, Role.REL_BASEOF, explicit_only=True).values()
+        for other in found
+    }
+    kinds = db.symbols_by_ids(declaring)
+    extensions = {sid for sid, symbol in kinds.items() if symbol.kind == EXTENSION_KIND}
+    return (declaring - extensions) | set(extended_types(db, extensions).values())
+
+
+def _types_library_code_dispatches_to(db: Database, bases: dict[int, set[int]]) -> set[int]:
+    """A witness of a requirement declared outside the index (`Equatable.==`, `hash(into:)`,
+    `encode(to:)`, `description`) is called by library code the index does not see
+    (`XCTAssertEqual` calls `==`, `JSONEncoder` calls `encode(to:)`): any code that hands a
+    value of its type to a library can run it. So its type is reached, and with it every
+    use of the type."""
+    every_base = {base for found in bases.values() for base in found}
+    defined = set(written_occurrences(db, every_base))
+    witnesses = {sid for sid, found in bases.items() if found - defined}
+    if not witnesses:
+        return set()
+    parents = {
+        p
+        for found in related_through(db, witnesses, Role.REL_CHILDOF, explicit_only=True).values()
+        for p in found
+    }
+    kinds = db.symbols_by_ids(parents)
+    extensions = {sid for sid, symbol in kinds.items() if symbol.kind == EXTENSION_KIND}
+    return (parents - extensions) | set(extended_types(db, extensions).values())
 
 
 def covering_tests(db: Database, reached: set[int]) -> list[CoveringTest]:
@@ -401,11 +438,10 @@ def covering_tests(db: Database, reached: set[int]) -> list[CoveringTest]:
     live = {path: (module, is_test) for path, _m, module, _t, is_test in db.live_files()}
     symbols = db.symbols_by_ids(reached)
     where: dict[int, OccurrenceRow] = {}
-    for symbol_id in reached:
-        for occ in db.occurrences_of(symbol_id):
-            if occ.roles & _WRITTEN and not occ.roles & _IMPLICIT and live.get(occ.path, ("", False))[1]:
-                where[symbol_id] = occ
-                break
+    for symbol_id, written in written_occurrences(db, reached).items():
+        in_tests = [occ for occ in written if live.get(occ.path, ("", False))[1]]
+        if in_tests:
+            where[symbol_id] = min(in_tests, key=lambda occ: (occ.path, occ.line, occ.column))
     paths = {occ.path for occ in where.values()}
     targets = tests_in_files(db, paths, {p: live[p][0] for p in paths})
     found: dict[tuple[str, int], CoveringTest] = {}
@@ -443,12 +479,9 @@ def _parent(db: Database, occ: OccurrenceRow) -> SymbolRow | None:
 
 
 def _members(db: Database, type_symbol: SymbolRow) -> list[tuple[SymbolRow, OccurrenceRow]]:
-    found: list[tuple[SymbolRow, OccurrenceRow]] = []
-    for relation in db.related_occurrences(type_symbol.id, Role.REL_CHILDOF):
-        occ = relation.occurrence
-        if occ.roles & _WRITTEN and not occ.roles & _IMPLICIT:
-            found.append((db.symbols_by_ids([occ.symbol_id])[occ.symbol_id], occ))
-    return found
+    occurrences = members_of(db, type_symbol.id)
+    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
+    return [(symbols[occ.symbol_id], occ) for occ in occurrences if occ.symbol_id in symbols]
 
 
 def _is_test_function(db: Database, symbol: SymbolRow, target: TestTarget) -> bool:
@@ -493,7 +526,6 @@ def change_impact(
     diffs, old_texts = read_diff(root, revision, relative)
     git_ms = (time.perf_counter() - started) * 1000
     live = {path: mtime for path, mtime, *_ in db.live_files()}
-    live_real = {os.path.realpath(p): p for p in live}
     changed: list[ChangedSymbol] = []
     seeds: set[int] = set()
     changed_lines: dict[str, set[int]] = {}
@@ -501,7 +533,7 @@ def change_impact(
     for diff in diffs:
         rel = diff.new_path or diff.old_path or ""
         absolute = os.path.realpath(os.path.join(root, rel))
-        path = live_real.get(absolute, absolute)
+        path = _index_spelling(absolute, live)
         new_text = _read(absolute) if diff.new_path is not None else None
         old_text = old_texts.get(diff.old_path) if diff.old_path is not None else None
         file_changes = _file_changes(db, path, old_text, new_text, diff)
@@ -520,7 +552,8 @@ def change_impact(
             references.append((symbols[symbol_id], occ))
     references.sort(key=lambda ref: (ref[1].path, ref[1].line, ref[1].column))
     reached = reaching(db, seeds)
-    dependent = sorted({occ.path for sid in reached for occ in _definitions(db, sid)} - set(changed_files))
+    defined_in = {occ.path for written in written_occurrences(db, reached).values() for occ in written}
+    dependent = sorted(defined_in - set(changed_files))
     tests = covering_tests(db, reached)
     stale = sorted(p for p in changed_files if p in live and file_is_stale(p, live[p]))
     missing = [p for p in changed_files if p not in live and os.path.exists(p)]
@@ -541,8 +574,17 @@ def change_impact(
     )
 
 
-def _definitions(db: Database, symbol_id: int) -> list[OccurrenceRow]:
-    return [o for o in db.occurrences_of(symbol_id) if o.roles & _WRITTEN and not o.roles & _IMPLICIT]
+def _index_spelling(absolute: str, live: dict[str, int]) -> str:
+    """The index's path for a file git names (its real path): the same string, or a live
+    path of the same name that resolves to it (a symlinked checkout). Only same-named
+    files are resolved: a project has thousands."""
+    if absolute in live:
+        return absolute
+    name = os.path.basename(absolute)
+    for path in live:
+        if os.path.basename(path) == name and os.path.realpath(path) == absolute:
+            return path
+    return absolute
 
 
 def _read(path: str) -> str | None:

@@ -206,6 +206,23 @@ def find_references(
     offset: int = 0,
 ) -> SitesAnswer:
     symbols, note = symbols_for(db, symbol_name, usr)
+    if len(symbols) == 1 and symbols[0].kind != CONSTRUCTOR_KIND:
+        # One symbol with no implicit sites to add: the page comes from SQL (a hub symbol
+        # has tens of thousands of sites; only the page shown is built here).
+        symbol = symbols[0]
+        total, page = db.written_site_page(symbol.id, max_results, offset)
+        shown = [Site(symbol, occ) for occ in page]
+        freshness = freshness_for(db, page, empty=total == 0)
+        return SitesAnswer(
+            usr or symbol_name or "",
+            (symbol,),
+            tuple(shown),
+            total,
+            offset + max_results < total,
+            freshness,
+            offset,
+            note,
+        )
     sites = dedupe_and_sort(Site(symbol, occ) for symbol in symbols for occ in source_occurrences(db, symbol))
     return capped(usr or symbol_name or "", db, symbols, sites, max_results, offset, note)
 
@@ -214,7 +231,9 @@ def find_definition(db: Database, usr: str) -> DefinitionAnswer:
     symbol = db.symbol_by_usr(usr)
     site: Site | None = None
     if symbol is not None:
-        definition = canonical_occurrence(source_occurrences(db, symbol))
+        # Only its definitions and declarations are read (a hub symbol has thousands of uses).
+        declared = db.declarations_of([symbol.id]).get(symbol.id, [])
+        definition = canonical_occurrence(occ for occ in declared if not occ.roles & Role.IMPLICIT)
         if definition is not None:
             site = Site(symbol, definition)
     freshness = freshness_for(db, [site.occurrence] if site else [], empty=site is None)

@@ -18,9 +18,10 @@ arguments) goes through `resolve`. The rules, in docs/tools.md ("Resolving names
   macro-generated helpers never.
 
 Order: project before SDK, direct before inherited, then types, functions and methods,
-properties, enum cases, then exact before base-name before partial labels, then a protocol
-requirement before its default implementations, then the most used, then path, line and
-USR: the same order every time.
+properties, enum cases, then exact before base-name before partial labels (for a name
+typed with a container or with labels, the match comes before the kind), then a protocol
+requirement before its default implementations, a written declaration before a
+synthesised one, then the most used, then path, line and USR: the same order every time.
 """
 
 from __future__ import annotations
@@ -194,6 +195,11 @@ class Candidate:
     """Symbol ids this one overrides or witnesses (a default implementation: its requirement)."""
     in_extension: bool = False
     hint: str | None = None
+    exact_first: bool = False
+    """The query named a container or labels: a member named exactly as typed outranks
+    members that share only its base name or some labels, whatever their kinds
+    (`Node.scalar` is the property, not `case scalar(_:)`). A bare name keeps kinds first,
+    so `cancel` lists the methods before the enum case."""
 
     @property
     def in_project(self) -> bool:
@@ -217,12 +223,18 @@ class Candidate:
 
     def tier(self) -> tuple[int, int, int, int]:
         """What ranks candidates before their use count: equal tiers are equally meant."""
+        match, kind = _MATCH_RANK[self.matched_by], self.kind_rank()
         return (
             0 if self.in_project else 1,
             1 if self.inherited else 0,
-            self.kind_rank(),
-            _MATCH_RANK[self.matched_by],
+            match if self.exact_first else kind,
+            kind if self.exact_first else match,
         )
+
+    @property
+    def synthesized(self) -> bool:
+        """Declared by the compiler (a memberwise or Codable initialiser), not in the source."""
+        return self.definition is not None and bool(self.definition.roles & Role.IMPLICIT)
 
     @property
     def is_requirement(self) -> bool:
@@ -230,11 +242,13 @@ class Candidate:
 
     def sort_key(self) -> tuple[Any, ...]:
         """Tier, then a protocol requirement before its namesakes (its default
-        implementations), then the most used, then where it is declared."""
+        implementations), a declaration written in the source before a synthesised one,
+        then the most used, then where it is declared."""
         occ = self.definition
         return (
             *self.tier(),
             0 if self.is_requirement else 1,
+            1 if self.synthesized else 0,
             -self.uses,
             occ.path if occ else "",
             occ.line if occ else 0,
@@ -287,7 +301,7 @@ def pick_one(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str | N
         return None, None
     if len(candidates) == 1:
         return candidates[0], None
-    top = [c for c in candidates if c.tier()[:3] == candidates[0].tier()[:3]]
+    top = [c for c in candidates if _meant_alike(c, candidates[0])]
     requirements = [c for c in top if c.container_kind == PROTOCOL_KIND and not c.in_extension]
     if len(requirements) == 1:
         requirement = requirements[0]
@@ -303,11 +317,20 @@ def pick_one(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str | N
     return None, None
 
 
+def _meant_alike(one: Candidate, other: Candidate) -> bool:
+    """Ranked as high as each other for a tool that needs one symbol: the same
+    project-ness, directness and kind group (and, for a qualified name, match)."""
+    if one.exact_first:
+        return one.tier() == other.tier()
+    return one.tier()[:3] == other.tier()[:3]
+
+
 # --- the resolver --------------------------------------------------------------------------
 
 
 def _module_of_usr(usr: str) -> str:
-    """The module a Swift USR names (`s:10Foundation6BundleC…` → Foundation; `s:S…` → Swift)."""
+    """The module a Swift USR names (`s:10Foundation6BundleC…` → Foundation; `s:S…` → Swift);
+    for a Clang USR, `ObjectiveC` or `C` (its USR names no module)."""
     if usr.startswith("s:S"):
         return "Swift"
     match = re.match(r"s:(\d+)", usr)
@@ -316,7 +339,7 @@ def _module_of_usr(usr: str) -> str:
         start = match.end()
         return usr[start : start + length]
     if usr.startswith("c:"):
-        return "ObjectiveC"
+        return "ObjectiveC" if usr.startswith("c:objc(") else "C"
     return ""
 
 
@@ -428,7 +451,8 @@ class _Facts:
                 break
             if first_kind is None:
                 first_kind = symbol.kind
-            names.append(symbol.name)
+            if symbol.name:  # an anonymous C struct or union is no part of a name anyone types
+                names.append(symbol.name)
             current = self.owner(current)[0]
         return tuple(reversed(names)), first_kind, in_extension
 
@@ -515,6 +539,8 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
         and not is_generated_name(symbol.name)
         and (not query.types_only or symbol.kind in NOMINAL_KINDS)
     ]
+    if query.qualifiers and len(named) > _PREFILTER_FROM:
+        named = _under_qualifier(db, query, named)
     facts.load(symbol.id for symbol, _ in named)
     uses = db.written_use_counts([symbol.id for symbol, _ in named])
     modules: set[str] | None = None
@@ -570,6 +596,7 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
                 local=_is_local(symbol),
                 overrides=frozenset(facts.overrides.get(symbol.id, ())),
                 in_extension=in_extension,
+                exact_first=bool(query.qualifiers) or query.labels is not None,
             )
         )
     direct_names = {c.symbol.name for c in candidates if not c.inherited}
@@ -581,6 +608,32 @@ def resolve(db: Database, text: str, *, _inherit: bool = True) -> Resolution:
         by_usr.setdefault(candidate.symbol.usr, candidate)
     ordered = _with_hints(list(by_usr.values()))
     return Resolution(query, tuple(ordered))
+
+
+_PREFILTER_FROM = 16
+_SWIFT_LANGUAGE = 100
+
+
+def _under_qualifier(
+    db: Database, query: Query, named: list[tuple[SymbolRow, MatchedBy]]
+) -> list[tuple[SymbolRow, MatchedBy]]:
+    """A cheap first cut for a qualified name whose member is a common name (`compute` in
+    each of 1,250 families): keep the symbols declared in a type named like the last
+    qualifier, in its extensions or in its supertypes (inherited members), and those the
+    cut cannot judge (top level: the qualifier may be a module; C members of anonymous
+    records; no declaration here). The whole path is checked afterwards, as for any name."""
+    owners = [s.id for s in db.symbols_by_name(query.qualifiers[-1]) if s.kind in NOMINAL_KINDS]
+    if not owners:
+        return named  # a module, or nothing: no cut
+    types = set(owners) | _supertypes(db, owners)
+    extensions = db.relating_symbol_ids(sorted(types), Role.REL_EXTENDEDBY)
+    allowed = types | {e for ids in extensions.values() for e in ids}
+    parents = db.related_symbol_ids([symbol.id for symbol, _ in named], Role.REL_CHILDOF)
+    return [
+        (symbol, how)
+        for symbol, how in named
+        if not parents.get(symbol.id) or parents[symbol.id] & allowed or symbol.language != _SWIFT_LANGUAGE
+    ]
 
 
 def _root_type(facts: _Facts, symbol_id: int) -> int | None:

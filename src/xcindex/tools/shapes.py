@@ -157,6 +157,7 @@ class CountsJson(TypedDict):
 class LastRefreshJson(TypedDict):
     durationMs: float
     unitsRead: int
+    unitsUnchanged: int
     unitsDropped: int
     recordsRead: int
     recordsReused: int
@@ -292,6 +293,8 @@ class SymbolSiteJson(TypedDict):
     usr: str
     name: str
     kind: str
+    container: str | None
+    """The type (or the extended type) that declares it; null for a global."""
     path: str | None
     line: int | None
     column: int | None
@@ -311,6 +314,8 @@ class CallJson(TypedDict):
     caller: SymbolSiteJson
     callee: SymbolSiteJson
     sites: list[CallSiteJson]
+    viaDispatch: bool
+    """No site names the callee: dynamic dispatch reaches it through the base or requirement they name."""
     cycle: bool
 
 
@@ -320,8 +325,10 @@ class CallHierarchyJson(VerdictJson):
     depth: int
     calls: list[CallJson]
     callCount: int
+    """Level-1 groups (direct callers, or callees) in all, listed or not."""
     externalCallCount: int
     truncated: bool
+    nextOffset: NotRequired[int]
 
 
 class TypeLinkJson(TypedDict):
@@ -335,12 +342,26 @@ class TypeLinkJson(TypedDict):
     relation: Annotated[str, _one_of("inherits", "conforms", "refines")]
 
 
+class LocalSubtypeJson(TypedDict):
+    """A type declared in a function body (the index records no local declarations) whose
+    inheritance clause names the type: found in the source at the index's reference."""
+
+    name: str
+    kind: str
+    path: str
+    line: int
+    column: int
+    text: str
+
+
 class TypeHierarchyJson(VerdictJson):
     root: SymbolSiteJson | None
     direction: str
     depth: int
     links: list[TypeLinkJson]
     linkCount: int
+    localSubtypes: list[LocalSubtypeJson]
+    """Subtypes only: types declared inside function bodies that inherit or conform (no usr)."""
     truncated: bool
 
 

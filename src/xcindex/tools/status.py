@@ -105,6 +105,7 @@ class StatusAnswer:
             else {
                 "durationMs": round(report.duration_s * 1000, 1),
                 "unitsRead": report.counters.units_read,
+                "unitsUnchanged": report.counters.units_unchanged,
                 "unitsDropped": report.counters.units_dropped,
                 "recordsRead": report.counters.records_read,
                 "recordsReused": report.counters.records_reused,

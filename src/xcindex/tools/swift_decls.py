@@ -2,33 +2,49 @@
 
 The index records where each declaration's *name* is, not where the declaration ends, so
 change_impact finds extents here: comments and string literals are blanked out, then each
-member declaration (a type, extension, function, initializer, subscript, property or enum
-case that is not local to a body) runs from its keyword line (attribute lines above it
-included) to the brace that closes its body, or to the end of its statement. This is
-approximate (no parser; `#if` blocks and macros are taken at face value) and change_impact
-says so. It is also what lets a *removed* or *added* declaration, which only one side's
-text has, be seen at all.
+member declaration (a type, extension, function, initializer, subscript, property, enum
+case element, typealias, associated type, macro or operator that is not local to a body)
+runs from its keyword line (attribute lines above it included) to the brace that closes
+its body, or to the end of its statement. No parser: `#if` branches are each read as
+written, and change_impact says the extents are approximate; measured against
+sourcekit-lsp's documentSymbol (bench/decl_extents.py) they agree on every declaration of
+the fixture, swift-log, Yams and the benchmark's M package. It is also what lets a
+*removed* or *added* declaration, which only one side's text has, be seen at all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _MODIFIERS = (
     "public|private|fileprivate|internal|package|open|static|class|final|override|mutating|nonmutating|"
-    "convenience|required|lazy|weak|unowned|dynamic|indirect|nonisolated|distributed|optional|async"
+    "convenience|required|lazy|weak|unowned|dynamic|indirect|nonisolated|distributed|optional|async|"
+    "infix|prefix|postfix|consuming|borrowing"
 )
+_ARGUMENTS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+"""An attribute's or modifier's parenthesised arguments, nested up to three deep
+(`@Test(.enabled(if: ok))`)."""
+_ATTRIBUTE = r"@[\w.]+(?:<[^>]*>)?(?:" + _ARGUMENTS + r")?"
+_NAME = r"(`[^`]+`|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|[/=\-+!*%<>&|^~?.]+)?"
+"""An identifier (dotted: `extension Node.Scalar`), a backquoted one, or an operator
+(`static func == (…)`)."""
 _DECL = re.compile(
-    r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:" + _MODIFIERS + r")(?:\([^)]*\))?\s+)*"
-    r"(func|init|deinit|subscript|var|let|case|class|struct|enum|protocol|extension|actor|typealias)\b"
-    r"[?!]?\s*([^\s(:<{=,;]*)"
+    r"^\s*(?:" + _ATTRIBUTE + r"\s+)*(?:(?:" + _MODIFIERS + r")(?:\([^)]*\))?\s+)*"
+    r"(func|init|deinit|subscript|var|let|case|class|struct|enum|protocol|extension|actor|typealias|"
+    r"associatedtype|macro|operator|precedencegroup)\b"
+    r"[?!]?\s*" + _NAME
 )
-_ATTRIBUTE_LINE = re.compile(r"^\s*@[\w.]+(?:\([^)]*\))?\s*$")
+_ATTRIBUTE_LINE = re.compile(r"^\s*(?:" + _ATTRIBUTE + r"\s*)+$")
 _TYPE_KEYWORDS = frozenset({"class", "struct", "enum", "protocol", "extension", "actor"})
-_CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/", "?", "&")
-_CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?")
+_UNNAMED = frozenset({"init", "deinit", "subscript"})
+"""Named by their keyword (what follows is generic parameters or the parameter list)."""
+_CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/", "&", "<")
+"""A statement that ends its line with one of these goes on (not `?`: `var x: Int?` ends there)."""
+_CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?", ">")
+_CASE_ELEMENT = re.compile(r"\s*(`[^`]+`|[A-Za-z_]\w*)")
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,14 @@ class Decl:
     def contains(self, line: int) -> bool:
         return self.start <= line <= self.end
 
+    def ancestors(self) -> list[Decl]:
+        found: list[Decl] = []
+        parent = self.parent
+        while parent is not None:
+            found.append(parent)
+            parent = parent.parent
+        return found
+
 
 def mask(text: str) -> list[str]:
     """The lines with comments and string literal contents replaced by spaces."""
@@ -158,22 +182,31 @@ def scan_declarations(text: str) -> list[Decl]:
     stack: list[Decl | None] = []
     pending: Decl | None = None
     depth = 0
+    in_literal = False  # inside a multi-line string literal (its text is blanked)
     seen: dict[tuple[str, ...], int] = {}
+
+    def declare(keyword: str, name: str, start: int, line: int, parent: Decl | None) -> Decl:
+        decl = Decl(keyword, name.strip("`"), start, line, parent=parent)
+        base_key = (*(parent.key if parent else ()), keyword, decl.name)
+        decl.ordinal = seen.get(base_key, 0)
+        seen[base_key] = decl.ordinal + 1
+        decls.append(decl)
+        return decl
+
     for number, line in enumerate(lines, 1):
-        match = _DECL.match(line)
+        match = None if in_literal else _DECL.match(line)
         member = not stack or (stack[-1] is not None and stack[-1].is_type)
         if match and member and pending is None:
             parent = stack[-1] if stack else None
-            keyword, name = match.group(1), match.group(2) or match.group(1)
+            keyword = match.group(1)
+            name = keyword if keyword in _UNNAMED else match.group(2) or keyword
             start = number
             while start > 1 and _ATTRIBUTE_LINE.match(lines[start - 2]):
                 start -= 1
-            pending = Decl(keyword, name.strip("`"), start, number, parent=parent)
-            base_key = (*(parent.key if parent else ()), keyword, pending.name)
-            pending.ordinal = seen.get(base_key, 0)
-            seen[base_key] = pending.ordinal + 1
-            decls.append(pending)
-        for char in line:
+            pending = declare(keyword, name, start, number, parent)
+        if line.count('"""') % 2:
+            in_literal = not in_literal
+        for column, char in enumerate(line):
             if char in "([":
                 depth += 1
             elif char in ")]":
@@ -182,20 +215,62 @@ def scan_declarations(text: str) -> list[Decl]:
                 if pending is not None and depth == 0:
                     pending.body_line = number
                     stack.append(pending)
-                    pending = None
+                    opened, pending = pending, None
+                    inline = _DECL.match(line[column + 1 :]) if opened.is_type else None
+                    if inline:  # `enum State { case a, b }`: a member on the type's own line
+                        keyword = inline.group(1)
+                        name = keyword if keyword in _UNNAMED else inline.group(2) or keyword
+                        pending = declare(keyword, name, number, number, opened)
                 else:
                     stack.append(None)
             elif char == "}" and stack:
                 closed = stack.pop()
                 if closed is not None:
                     closed.end = number
-        if pending is not None and depth == 0 and not _continues(line, lines, number):
+        if pending is not None and depth == 0 and not in_literal and not _continues(line, lines, number):
             pending.end = number
+            if pending.keyword == "case":
+                _split_case(pending, lines, declare)
             pending = None
     for decl in decls:
         if decl.end == 0:
             decl.end = len(lines)
     return decls
+
+
+def _split_case(
+    case: Decl, lines: list[str], declare: Callable[[str, str, int, int, Decl | None], Decl]
+) -> None:
+    """`case a, b(x: Int)`: one declaration per element, each over its own lines (the first
+    keeps the attribute lines above the statement)."""
+    text = "\n".join(lines[case.name_line - 1 : case.end])
+    body = text[text.index("case") + len("case") :]
+    offset = len(text) - len(body)
+    elements: list[tuple[int, int]] = []  # (offset of the name, offset of its last character)
+    depth, start = 0, 0
+    for index, char in enumerate(body + ","):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and depth > 0:
+            depth -= 1
+        elif (char == "," and depth == 0) or char == "}":  # `}`: the type body ends on this line
+            piece = body[start:index]
+            if piece.strip():
+                lead = len(piece) - len(piece.lstrip())
+                elements.append((start + lead, start + len(piece.rstrip()) - 1))
+            start = index + 1
+            if char == "}":
+                break
+    for position, (first, last) in enumerate(elements):
+        name_line = case.name_line + text.count("\n", 0, offset + first)
+        last_line = case.name_line + text.count("\n", 0, offset + max(last, first))
+        named = _CASE_ELEMENT.match(body, first)
+        if position == 0:
+            case.name = (named.group(1) if named else case.name).strip("`")
+            case.end = last_line
+        elif named:
+            element = declare("case", named.group(1), name_line, name_line, case.parent)
+            element.end = last_line
 
 
 def _continues(line: str, lines: list[str], number: int) -> bool:
@@ -208,13 +283,12 @@ def _continues(line: str, lines: list[str], number: int) -> bool:
     return False
 
 
-def innermost(decls: list[Decl], line: int) -> Decl | None:
-    """The most deeply nested declaration whose extent holds the line."""
-    best: Decl | None = None
-    for decl in decls:
-        if decl.contains(line) and (best is None or decl.start >= best.start):
-            best = decl
-    return best
+def innermost(decls: list[Decl], line: int) -> list[Decl]:
+    """The most deeply nested declarations whose extents hold the line: one, or several
+    siblings sharing it (`case low = 1, high = 3`)."""
+    holding = [decl for decl in decls if decl.contains(line)]
+    outer = {id(ancestor) for decl in holding for ancestor in decl.ancestors()}
+    return [decl for decl in holding if id(decl) not in outer]
 
 
 def signature_and_body(decl: Decl, lines: list[str]) -> tuple[str, str]:

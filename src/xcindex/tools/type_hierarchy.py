@@ -5,7 +5,9 @@ inheritance clause carries `baseOf` to the type being declared, or to the extens
 the clause is an extension's (`extension Circle: Measurable`), which `extendedBy` leads
 back to the type. Each link is anchored at that mention (the clause where it is
 declared) and says whether it is inheritance, a protocol refinement or a conformance, and
-whether an extension declares it.
+whether an extension declares it. Types declared inside function bodies are not in the
+index; subtypes lists them apart (`localSubtypes`, found in the source at the index's
+reference to the type, tools/local_types.py).
 """
 
 from __future__ import annotations
@@ -15,17 +17,18 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
-from xcindex.tools.call_graph import definition_of, symbol_for
-from xcindex.tools.call_hierarchy import SymbolSite
+from xcindex.tools.call_graph import SymbolSite, symbol_for, symbol_sites
 from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.local_types import LocalSubtype, local_subtypes
 from xcindex.tools.shapes import TypeHierarchyJson, TypeLinkJson
 
 MAX_DEPTH = 5
 MAX_LINKS = 500
+MAX_LOCAL_SUBTYPES = 100
 CLASS_KIND, PROTOCOL_KIND, EXTENSION_KIND = 7, 8, 9
 _IMPLICIT = int(Role.IMPLICIT)
 
@@ -68,9 +71,12 @@ class TypeHierarchyAnswer:
     links: tuple[TypeLink, ...]
     truncated: bool
     freshness: Freshness
+    local_subtypes: tuple[LocalSubtype, ...] = ()
 
     def named_paths(self) -> set[str]:
-        return {link.anchor.path for link in self.links}
+        return {link.anchor.path for link in self.links} | {
+            local.mention.path for local in self.local_subtypes
+        }
 
     def shown(self, budget: int | None = None) -> tuple[TypeLink, ...]:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS)
@@ -84,6 +90,7 @@ class TypeHierarchyAnswer:
             "depth": self.depth,
             "links": [link.to_json() for link in shown],
             "linkCount": len(self.links),
+            "localSubtypes": [local.to_json() for local in self.local_subtypes[:MAX_LOCAL_SUBTYPES]],
             "truncated": self.truncated or len(shown) < len(self.links),
             **self.freshness.to_json(budget),
         }
@@ -139,18 +146,8 @@ def type_hierarchy(
         return TypeHierarchyAnswer(
             query, None, direction, depth, (), False, freshness_for(db, [], empty=True)
         )
-    sites: dict[int, SymbolSite] = {}
-
-    def site(symbol_id: int) -> SymbolSite | None:
-        if symbol_id not in sites:
-            found: SymbolRow | None = db.symbols_by_ids([symbol_id]).get(symbol_id)
-            if found is None:
-                return None
-            sites[symbol_id] = SymbolSite(found, definition_of(db, symbol_id))
-        return sites[symbol_id]
-
-    root = SymbolSite(symbol, definition_of(db, symbol.id))
-    sites[symbol.id] = root
+    sites: dict[int, SymbolSite] = symbol_sites(db, [symbol.id])
+    root = sites[symbol.id]
     links: list[TypeLink] = []
     seen_links: set[tuple[int, int, str, int, int]] = set()
     visited = {symbol.id}
@@ -159,12 +156,17 @@ def type_hierarchy(
     up = direction == "supertypes"
     for level in range(1, depth + 1):
         following: list[int] = []
+        related_of = {
+            current: supertypes_of(db, current) if up else subtypes_of(db, current) for current in frontier
+        }
+        sites.update(
+            symbol_sites(db, {other for found in related_of.values() for other, *_ in found} - set(sites))
+        )
         for current in frontier:
-            related = supertypes_of(db, current) if up else subtypes_of(db, current)
             for other_id, anchor, via_extension in sorted(
-                related, key=lambda item: (item[1].path, item[1].line, item[1].column)
+                related_of[current], key=lambda item: (item[1].path, item[1].line, item[1].column)
             ):
-                other, this = site(other_id), site(current)
+                other, this = sites.get(other_id), sites.get(current)
                 if other is None or this is None:
                     continue
                 key = (current, other_id, anchor.path, anchor.line, anchor.column)
@@ -182,8 +184,16 @@ def type_hierarchy(
         frontier = following
         if not frontier:
             break
-    freshness = freshness_for(db, [link.anchor for link in links], empty=not links)
-    return TypeHierarchyAnswer(query, root, direction, depth, tuple(links), truncated, freshness)
+    local: list[LocalSubtype] = []
+    if not up:  # what the index cannot say: types declared in function bodies
+        for type_id in dict.fromkeys([symbol.id, *(link.subtype.symbol.id for link in links)]):
+            if sites[type_id].symbol.kind in (CLASS_KIND, PROTOCOL_KIND):
+                local += local_subtypes(db, type_id)
+    named = [link.anchor for link in links] + [found.mention for found in local]
+    freshness = freshness_for(db, named, empty=not named)
+    return TypeHierarchyAnswer(
+        query, root, direction, depth, tuple(links), truncated, freshness, tuple(local)
+    )
 
 
 class TypeHierarchyArgs(LocationArgs):
