@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from bench import measure
+from bench import fresh, measure
 from bench.build import bench_dir, compile_walker, prepare_package, run_walker, swift_version
 from bench.generate import SCALES, load_manifest
 from bench.report import render_markdown, write_docs
@@ -187,8 +187,8 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
 
     log(f"{scale}: edit → fresh find_references (the overlay) x{args.fresh_edits}")
     started = time.perf_counter()
-    result["edit_to_fresh"] = await measure.edit_to_fresh(
-        root, warm_cache, measure.fresh_edits(int(manifest["families"]), args.fresh_edits)
+    result["edit_to_fresh"] = await fresh.edit_to_fresh(
+        root, warm_cache, fresh.fresh_edits(int(manifest["families"]), args.fresh_edits)
     )
     timings[f"{scale}: edit → fresh"] = round(time.perf_counter() - started, 1)
 
