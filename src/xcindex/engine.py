@@ -81,7 +81,7 @@ from xcindex.engine_core import (
     _edited_in_project,
     _freshness_of,
     _index_timeout,
-    _overlay_covered,
+    _overlay_files,
 )
 from xcindex.engine_core import (
     StatusVersion as StatusVersion,
@@ -259,7 +259,7 @@ class Engine(GraphTools, EngineCore):
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
             if self.config.overlay:
-                covered = await handle.query(_overlay_covered, timeout=self.config.query_timeout_s)
+                covered, _ = await handle.query(_overlay_files, timeout=self.config.query_timeout_s)
         edited = await anyio.to_thread.run_sync(
             _edited_in_project, await self.edited_files(), location.workspace_root
         )

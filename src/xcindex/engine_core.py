@@ -35,7 +35,7 @@ from xcindex.ledger import OVERLAY_ENV
 from xcindex.locate import Location, locate
 from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.tools.arguments import LocationArgs
-from xcindex.tools.common import AnswerWarning, Freshness, file_is_stale
+from xcindex.tools.common import AnswerWarning, Freshness
 from xcindex.tools.status import (
     unreadable_warnings,
 )
@@ -127,9 +127,23 @@ class StatusVersion:
     """How many files the freshness overlay has re-indexed (it moves when one lands)."""
 
 
-def _overlay_covered(db: Database) -> dict[str, int]:
-    """Files whose live unit is the overlay's and which have not changed since."""
-    return {path: mtime for path, mtime in db.overlay_live_files().items() if not file_is_stale(path, mtime)}
+def _overlay_files(db: Database) -> tuple[dict[str, int], set[str]]:
+    """Files whose live unit is the overlay's: those it describes (the file is as it was
+    when indexed: the unit carries its exact modification time), and those put back since
+    with an older time (a restore or copy that keeps times; "newer than its unit" cannot
+    tell, so the overlay looks at them again)."""
+    covered: dict[str, int] = {}
+    went_back: set[str] = set()
+    for path, unit_mtime in db.overlay_live_files().items():
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        if mtime == unit_mtime:
+            covered[path] = unit_mtime
+        elif mtime < unit_mtime:
+            went_back.add(path)
+    return covered, went_back
 
 
 def _mtimes(paths: frozenset[str]) -> dict[str, int]:
@@ -367,16 +381,20 @@ class EngineCore:
         to `overlay_wait_s`), ask again if any is fresh now; then which named files the
         overlay answers, and which edited files are still not covered."""
         stale = set(answer.freshness.stale_files)
-        candidates = tuple(sorted({*stale, *named_edited}))[:MAX_OVERLAY_FILES_PER_QUESTION]
-        if not candidates and not answer.named_paths() & set((await handle.overlay_state()).live):
+        wanted = {*stale, *named_edited}
+        live_named = answer.named_paths() & set((await handle.overlay_state()).live)
+        if not wanted and not live_named:
             return answer, [], named_edited  # nothing edited, nothing re-indexed: no look needed
+        covered, went_back = await handle.query(_overlay_files)
+        candidates = tuple(sorted(wanted | (went_back & live_named)))[:MAX_OVERLAY_FILES_PER_QUESTION]
         landed: list[str] = []
         if candidates:
             try:
                 landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
             except ActorTimeout:
                 landed = []
-        covered: dict[str, int] = await handle.query(_overlay_covered)
+        if landed:
+            covered, _ = await handle.query(_overlay_files)
         # A file another question (or the background) re-indexed meanwhile counts as well.
         if landed or stale & covered.keys():
             answer = await ask()
@@ -414,7 +432,7 @@ class EngineCore:
                 await handle.overlay_soon(candidates)
         except ActorTimeout:
             pass
-        covered: dict[str, int] = await handle.query(_overlay_covered)
+        covered, _ = await handle.query(_overlay_files)
         why_not = await self._overlay_failures(await handle.overlay_state(), paths - covered.keys())
         return covered.keys() & paths, why_not
 

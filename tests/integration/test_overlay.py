@@ -9,6 +9,7 @@ between, as in a real session."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -214,6 +215,34 @@ async def test_a_question_that_cannot_wait_says_the_file_is_being_reindexed(buil
             assert again["overlayFiles"] == [str(source)]
     finally:
         source.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_file_put_back_with_its_old_time_is_not_answered_from_its_overlay(built_copy: Path) -> None:
+    source = built_copy / PROFILE
+    original = source.read_text(encoding="utf-8")
+    stat = source.stat()
+    root = str(built_copy)
+    try:
+        async with Engine(EngineConfig(overlay=True)) as engine:
+            await engine.settle(project_path=root)
+            before = (await engine.find_references(FETCH, project_path=root)).to_json()
+            source.write_text("// moved\n" + original, encoding="utf-8")
+            moved = (await engine.find_references(FETCH, project_path=root)).to_json()
+            assert moved["overlayFiles"] == [str(source)]
+            # Put back as a restore or `cp -p` does: the old content with its old time, older
+            # than the overlay's unit, so "newer than its unit" cannot see the change.
+            source.write_text(original, encoding="utf-8")
+            os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            back = (await engine.find_references(FETCH, project_path=root)).to_json()
+            assert back["results"] == before["results"]
+            assert back["completeness"] == before["completeness"]
+            # As before the edit (an earlier test's restore may have left the file newer than
+            # its build, and re-indexed on its own then, too).
+            assert back.get("overlayFiles") == before.get("overlayFiles")
+    finally:
+        source.write_text(original, encoding="utf-8")
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

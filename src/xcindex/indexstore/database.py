@@ -214,6 +214,15 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
             )
         ]
 
+    def live_overlay_unit(self, path: str) -> tuple[str, int] | None:
+        """The name and mtime of `path`'s live unit if it is a freshness-overlay unit."""
+        row = self._conn.execute(
+            "SELECT u.name, u.mtime_ns FROM units u JOIN files f ON f.id = u.main_file_id"
+            " WHERE u.live = 1 AND f.path = ? AND u.name LIKE 'overlay:%'",
+            (path,),
+        ).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
     def live_unit_mtime(self, path: str) -> int | None:
         """The mtime of `path`'s live unit (None when it has none)."""
         row = self._conn.execute(

@@ -70,6 +70,14 @@ class Failed:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """`path` is older than its overlay unit (restored with its old modification time): the
+    unit no longer describes it and was dropped; its last build's unit answers again."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """Nothing to do for `path`: fresh already, not a file of this store, gone, or tried
     as it is now (its failure stands)."""
@@ -77,7 +85,7 @@ class Skipped:
     path: str
 
 
-OverlayOutcome = Landed | Failed | Skipped
+OverlayOutcome = Landed | Failed | Dropped | Skipped
 
 
 @dataclass(frozen=True)
@@ -222,7 +230,12 @@ class OverlaySchedule(Generic[W]):
             return []  # its waiters wait for the retry
         elif isinstance(outcome, Failed):
             self.failures[path] = OverlayFailure(outcome.code, outcome.message, outcome.file_mtime_ns)
-        return self._answer(batch, [path], landed=isinstance(outcome, Landed))
+        elif isinstance(outcome, Dropped):
+            self.failures.pop(path, None)
+            self.live.discard(path)
+            self.version += 1
+        # A dropped unit changed the answers as a landed one does: its questions ask again.
+        return self._answer(batch, [path], landed=isinstance(outcome, Landed | Dropped))
 
     def batch_over(self, batch: int) -> list[tuple[W, list[str]]]:
         """The batch's task ended: files it never reported (it failed or was cancelled)
@@ -317,9 +330,20 @@ class OverlayCompiler:
         which files failed (the same content is not tried twice)."""
         async with db_lock:
             unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+            overlay = await anyio.to_thread.run_sync(db.live_overlay_unit, path)
         current = _mtime(path)
+        dropped = False
+        if overlay is not None and current is not None and current < overlay[1]:
+            # An overlay unit is written at its file's exact modification time: a file older
+            # than it was put back (a copy or restore that keeps old times), and "newer than
+            # its unit" could never tell. Its last build's unit answers again.
+            async with db_lock:
+                await anyio.to_thread.run_sync(_drop, db, [overlay[0]])
+                unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+            log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
+            dropped = True
         if unit_mtime is None or current is None or current <= unit_mtime or tried.get(path) == current:
-            return Skipped(path)
+            return Dropped(path) if dropped else Skipped(path)
         invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
         if isinstance(invocation, NotIndexed):
             return Failed(path, invocation.code, invocation.message, current)
@@ -357,10 +381,15 @@ def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]
     whose overlay unit is live."""
     names = db.superseded_overlay_units() if changed else []
     if names:
-        db.drop_units(names)
-        db.recompute_live_units()
-        db.collect_garbage()
+        _drop(db, names)
     return len(names), tuple(sorted(db.overlay_live_files()))
+
+
+def _drop(db: Database, names: list[str]) -> None:
+    """Forget these overlay units, with the records only they used."""
+    db.drop_units(names)
+    db.recompute_live_units()
+    db.collect_garbage()
 
 
 def _mtime(path: str) -> int | None:
