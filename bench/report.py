@@ -148,6 +148,22 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             "≤ 100 ms: " + _verdict(refresh.get("refresh_ms"), 100.0),
         )
     )
+    fresh = scale.get("edit_to_fresh")
+    if fresh:
+        goal = {"M": 3.0, "L": 5.0}.get(str(scale.get("scale")))
+        for key, label in (("p50_s", "p50"), ("p95_s", "p95")):
+            ours = _f(fresh["edit_to_fresh"][key])
+            theirs = _f(fresh["compiler_build"][key])
+            rows.append(
+                (
+                    f"edit → fresh find_references, no build, {label} (s)",
+                    _num(ours, 2),
+                    _num(theirs, 2),
+                    f"the compiler's incremental `swift build`, {label}",
+                    _ratio(ours, theirs),
+                    f"≤ {goal:g} s: " + _verdict(ours, goal) if goal is not None else "",
+                )
+            )
     impact = scale.get("change_impact")
     if impact:
         rows.append(
@@ -355,6 +371,17 @@ def _details(scale: dict[str, Any]) -> str:
         f"refresh {refresh.get('refresh_ms')} ms ({refresh.get('units_read')} units and "
         f"{refresh.get('records_read')} records read, {refresh.get('records_reused')} records reused).",
     ]
+    fresh = scale.get("edit_to_fresh")
+    if fresh:
+        lines.append(
+            f"- Edit → fresh find_references without a build (the freshness overlay): {fresh['fresh']} of "
+            f"{len(fresh['edits'])} edits answered fresh, {fresh['identical_to_build']} with the same sites "
+            f"as the answer after the compiler's incremental build; p50 {fresh['edit_to_fresh']['p50_s']} s, "
+            f"p95 {fresh['edit_to_fresh']['p95_s']} s; the build alone p50 {fresh['compiler_build']['p50_s']} s, "
+            f"p95 {fresh['compiler_build']['p95_s']} s (edited: "
+            + ", ".join(f"`{row['path']}` {row.get('edit_to_fresh_s')} s" for row in fresh["edits"])
+            + ")."
+        )
     impact = scale.get("change_impact")
     if impact:
         lines.append(
@@ -437,6 +464,14 @@ Raw results are JSON under `bench/results/`.
 - **Refresh.** With a warm engine, one file gets a new function, `swift build
   --build-tests` runs (not counted), and the next `find_references` is timed; the refresh's
   own duration comes from the index actor. The file is then restored and rebuilt.
+- **Edit → fresh.** With a warm engine (the overlay on, as by default), two comment lines
+  are inserted at the top of one library file (each edit a different file, spread over
+  the families and the three library modules), and `find_references` of a method the file
+  references is asked until the answer is `complete` with the file's sites at their new
+  lines; the time runs from the write. Then `swift build --build-tests` runs for the same
+  edit (timed: the compiler's own way to a fresh index) and the next answer must name the
+  same sites. The file is restored and rebuilt before the next edit. p50 and p95 over the
+  edits.
 - **Warm latency.** Every tool on every subject kind it applies to (class, protocol, marker
   protocol, overridden method, protocol requirement, property, generic struct, hub
   function; blast radius of a family file and of the hub), after one warm-up call, through

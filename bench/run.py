@@ -5,7 +5,8 @@ in the bench folder (outside git, reused), compile the C walker, then measure, i
 order: the raw walk, cold ingestion, start-up over stdio (no cache, with a cache),
 sourcekit-lsp (from a cold scratch folder, then a warm restart), warm latency in-process
 and over stdio (plan_rename with and without reconciliation), the footprint, the refresh
-after a one-file change, grep and the post-tool-use hook. Writes the JSON under
+after a one-file change, edit → fresh find_references without a build (the freshness
+overlay) beside the compiler's incremental build, grep and the post-tool-use hook. Writes the JSON under
 `bench/results/`, prints the table and regenerates `docs/benchmarks.md`.
 """
 
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from bench import measure
+from bench import fresh, measure
 from bench.build import bench_dir, compile_walker, prepare_package, run_walker, swift_version
 from bench.generate import SCALES, load_manifest
 from bench.report import render_markdown, write_docs
@@ -185,6 +186,13 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
     result["refresh"] = await measure.refresh_after_edit(root, warm_cache, manifest["edit"], first)
     timings[f"{scale}: refresh after edit"] = round(time.perf_counter() - started, 1)
 
+    log(f"{scale}: edit → fresh find_references (the overlay) x{args.fresh_edits}")
+    started = time.perf_counter()
+    result["edit_to_fresh"] = await fresh.edit_to_fresh(
+        root, warm_cache, fresh.fresh_edits(int(manifest["families"]), args.fresh_edits)
+    )
+    timings[f"{scale}: edit → fresh"] = round(time.perf_counter() - started, 1)
+
     result["grep"] = phase(
         timings,
         f"{scale}: grep",
@@ -217,6 +225,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--lsp-scales",
         default=None,
         help="measure sourcekit-lsp only at these scales (default: every scale; its cold index of XL takes long)",
+    )
+    parser.add_argument(
+        "--fresh-edits", type=int, default=6, help="one-file edits for edit → fresh (default 6, each rebuilt)"
     )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     args = parser.parse_args(argv)

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 _USR = re.compile(r"^(s|c):")
 _LOCATION_FIELDS = ("project_path", "index_store_path")
+CLI_OVERLAY_WAIT_S = 60.0
+"""How long a command waits for the freshness overlay of the files its answer names (the
+server waits 3 s): a person asked for this answer, and the process's end would drop the
+work (a first compile that builds the system modules' cache takes seconds)."""
 
 
 class UsageError(Exception):
@@ -269,7 +273,7 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
     import anyio
 
     from xcindex._log import get_logger
-    from xcindex.engine import Engine, current_progress_listener
+    from xcindex.engine import Engine, EngineConfig, current_progress_listener
     from xcindex.log_setup import configure
     from xcindex.presentation import terminal
     from xcindex.registry import BY_NAME
@@ -285,7 +289,7 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
 
     async def main() -> int:
         current_progress_listener.set(progress)
-        async with Engine() as engine:
+        async with Engine(EngineConfig(overlay_wait_s=CLI_OVERLAY_WAIT_S)) as engine:
             try:
                 return await _ask(engine, tool, args, output)
             finally:

@@ -8,6 +8,7 @@ processes, never on the caller's event loop.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -60,11 +61,12 @@ from xcindex.tools.status import (
 from xcindex.tools.wait_for_fresh import (
     DEFAULT_TIMEOUT_S,
     FileFreshness,
+    FileState,
     FreshWaitAnswer,
     WaitForFreshArgs,
     wait_until_fresh,
 )
-from xcindex.warnings import CodedError, WarningCode, XcindexError
+from xcindex.warnings import CodedError, Tier, WarningCode, XcindexError
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
@@ -79,6 +81,7 @@ from xcindex.engine_core import (
     _edited_in_project,
     _freshness_of,
     _index_timeout,
+    _overlay_files,
 )
 from xcindex.engine_core import (
     StatusVersion as StatusVersion,
@@ -88,6 +91,15 @@ from xcindex.engine_core import (
 )
 
 log = get_logger(__name__)
+
+
+def _stale_indexed(files: list[FileFreshness]) -> set[str]:
+    """The stale files among `files`, as the index spells them."""
+    return {f.indexed_path for f in files if f.state is FileState.STALE and f.indexed_path}
+
+
+def _real_paths(paths: set[str]) -> set[str]:
+    return {os.path.realpath(path) for path in paths}
 
 
 class Engine(GraphTools, EngineCore):
@@ -241,10 +253,21 @@ class Engine(GraphTools, EngineCore):
         location = await self.locate(args.project_path, args.index_store_path)
         handle = await self._index_for(location)
         stale: list[str] = []
+        covered: dict[str, int] = {}
         # A warm start refreshes in milliseconds: wait that long, but never for a cold
         # ingestion, which status reports with its progress instead.
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
+            if self.config.overlay:
+                covered, _ = await handle.query(_overlay_files, timeout=self.config.query_timeout_s)
+        edited = await anyio.to_thread.run_sync(
+            _edited_in_project, await self.edited_files(), location.workspace_root
+        )
+        overlay_notes = (
+            await self._overlay_failures(await handle.overlay_state(), {*stale, *edited})
+            if self.config.overlay
+            else []
+        )
         state = await handle.state()
         # Every unit file is stat'ed for this: in the index actor's worker thread.
         version = await handle.version(newest_write=True)
@@ -253,14 +276,14 @@ class Engine(GraphTools, EngineCore):
             state,
             stale,
             index_mtime_ns=version.newest_write_ns or 0,
-            session_edited_files=tuple(
-                await anyio.to_thread.run_sync(
-                    _edited_in_project, await self.edited_files(), location.workspace_root
-                )
-            ),
+            session_edited_files=tuple(edited),
             lsp=self._lsp_children(),
+            overlay_files=tuple(sorted(covered)),
+            overlay_covered_edits=tuple(
+                sorted(set(edited) & await anyio.to_thread.run_sync(_real_paths, set(covered)))
+            ),
         )
-        return replace(answer, warnings=notes + answer.warnings)
+        return replace(answer, warnings=notes + answer.warnings + tuple(overlay_notes))
 
     def _lsp_children(self) -> tuple[LspChildJson, ...]:
         """Each sourcekit-lsp child as status shows it; a troubled one with its last log lines."""
@@ -315,21 +338,35 @@ class Engine(GraphTools, EngineCore):
         if project_root is None and project_path:
             given = Path(project_path)
             project_root = given.parent if given.suffix in (".xcodeproj", ".xcworkspace") else given
-        plan: RenamePlan = await self._query(
-            location,
-            lambda db: index_plan(
+
+        def plan_from_index(overlay_files: frozenset[str]) -> Any:
+            return lambda db: index_plan(
                 db,
                 usr,
                 new_name,
                 toolchain_roots=roots,
                 edited_files=edited,
+                overlay_files=overlay_files,
                 last_built=last_built,
                 max_ranges=max_ranges,
-            ),
-        )
+            )
+
+        plan: RenamePlan = await self._query(location, plan_from_index(frozenset()))
+        overlay_notes: list[tuple[WarningCode, str]] = []
+        stale = {r.path for r in plan.ranges if r.tier is Tier.RED_STALE}
+        if stale and plan.refusal is None:
+            # Files edited since the build are re-indexed on their own (the overlay): their
+            # ranges are then tiered like any indexed range; the others stay red-stale, with why.
+            handle = await self._index_for(location)
+            covered, why_not = await self._overlay_files(handle, stale, wait=True)
+            if covered:
+                real = frozenset(await anyio.to_thread.run_sync(_real_paths, covered))
+                plan = await self._query(location, plan_from_index(real))
+            overlay_notes = [(w.code, w.message) for w in why_not]
         state = await (await self._index_for(location)).state()
         notes = [(code, message) for code, message in location.notes]
         notes += [(w.code, w.message) for w in unreadable_warnings(state)]
+        notes += overlay_notes
         plan = with_warnings(plan, notes)
         if plan.refusal is not None:
             return plan
@@ -389,23 +426,34 @@ class Engine(GraphTools, EngineCore):
 
     async def _wait_for_fresh(self, args: WaitForFreshArgs) -> FreshWaitAnswer:
         location = await self.locate(args.project_path, args.index_store_path)
+        handle = await self._index_for(location)
         paths = list(args.files)
 
         async def check(edited: frozenset[str]) -> list[FileFreshness]:
             result: list[FileFreshness] = await self._query(
                 location, partial(_freshness_of, paths=paths, edited=edited)
             )
+            stale = _stale_indexed(result)
+            if self.config.overlay and stale:
+                # Re-indexed on their own, they are fresh without a build (the overlay).
+                await self._overlay_files(handle, stale, wait=False)
             return result
 
         async def progress() -> tuple[int, int] | None:
             state = await (await self._index_for(location)).state()
             return None if state.ready else state.progress
 
-        return await wait_until_fresh(
+        answer = await wait_until_fresh(
             paths,
             args.timeout_seconds,
             check=check,
             edited=self.edited_files,
             first_ingestion=progress,
             poll_s=self.config.watch_poll_s,
+        )
+        stale = _stale_indexed(list(answer.files))
+        if not self.config.overlay or not stale:
+            return answer
+        return replace(
+            answer, warnings=tuple(await self._overlay_failures(await handle.overlay_state(), stale))
         )

@@ -31,9 +31,11 @@ from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.layout import units_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
+from xcindex.ledger import OVERLAY_ENV
 from xcindex.locate import Location, locate
+from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.tools.arguments import LocationArgs
-from xcindex.tools.common import AnswerWarning, Freshness, file_is_stale
+from xcindex.tools.common import AnswerWarning, Freshness
 from xcindex.tools.status import (
     unreadable_warnings,
 )
@@ -41,7 +43,7 @@ from xcindex.tools.wait_for_fresh import (
     FileFreshness,
     files_freshness,
 )
-from xcindex.warnings import CodedError, Completeness, WarningCode
+from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
@@ -51,8 +53,10 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-OVERLAY_ENV = "XCINDEX_OVERLAY"
-"""`1` turns the freshness overlay on (EngineConfig.overlay)."""
+
+MAX_OVERLAY_FILES_PER_QUESTION = 8
+"""A question starts the overlay for at most this many files (an empty answer's
+project-wide stale list can be long); the rest keep their labels until asked about."""
 
 LOCATION_TTL_S = 2.0
 """How long a located store is reused without looking again (it is still checked to exist)."""
@@ -95,13 +99,15 @@ class EngineConfig:
     store starts it again (a warm start: milliseconds)."""
     index_idle_timeout_s: float = 900.0
     """An index actor unused this long retires and closes its database."""
-    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV) == "1")
+    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV, "1") != "0")
     """Re-index files edited since the last build on their own (the freshness overlay), so
-    that answers about them are fresh without a build. Off unless XCINDEX_OVERLAY=1: the
-    overlay is experimental (docs/architecture.md says what is open)."""
+    that answers about them are fresh without a build. On unless XCINDEX_OVERLAY=0."""
     overlay_wait_s: float = 3.0
     """How long a query waits for the overlay of the files it names; past it, the answer
     keeps its stale labels (the overlay lands for the next question)."""
+    overlay_debounce_s: float = 1.0
+    """The session's edits (the hooks' ledger, `record_edit`) start the overlay of the
+    edited files in the background once a file has been quiet this long."""
     first_answer_wait_s: float = math.inf
     """How long an index tool waits for a store's first ingestion before answering from the
     files ingested so far (`completeness: indexing`, with the progress). Unbounded here: a
@@ -117,11 +123,38 @@ class StatusVersion:
 
     units_mtime_ns: int
     edited: frozenset[str]
+    overlay_version: int = 0
+    """How many files the freshness overlay has re-indexed (it moves when one lands)."""
 
 
-def _overlay_covered(db: Database) -> dict[str, int]:
-    """Files whose live unit is the overlay's and which have not changed since."""
-    return {path: mtime for path, mtime in db.overlay_live_files().items() if not file_is_stale(path, mtime)}
+def _overlay_files(db: Database) -> tuple[dict[str, int], set[str]]:
+    """Files whose live unit is the overlay's: those it describes (the file is as it was
+    when indexed: the unit carries its exact modification time), and those put back since
+    with an older time (a restore or copy that keeps times; "newer than its unit" cannot
+    tell, so the overlay looks at them again)."""
+    covered: dict[str, int] = {}
+    went_back: set[str] = set()
+    for path, unit_mtime in db.overlay_live_files().items():
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        if mtime == unit_mtime:
+            covered[path] = unit_mtime
+        elif mtime < unit_mtime:
+            went_back.add(path)
+    return covered, went_back
+
+
+def _mtimes(paths: frozenset[str]) -> dict[str, int]:
+    """The modification time of each path that exists."""
+    found: dict[str, int] = {}
+    for path in paths:
+        try:
+            found[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+    return found
 
 
 def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
@@ -164,6 +197,7 @@ class EngineCore:
             max_actors=self.config.max_index_actors,
             idle_timeout=self.config.index_idle_timeout_s,
             queries=INDEX_QUERIES,
+            overlay_debounce_s=self.config.overlay_debounce_s,
         )
         self._ledger: LedgerHandle | None = None
         self._lsp: LspPool | None = None
@@ -178,6 +212,8 @@ class EngineCore:
             ledger = LedgerActor(self.config.project_dir)
             await task_group.start(ledger.run)
             self._ledger = ledger.handle()
+            if self.config.overlay:
+                task_group.start_soon(self._watch_edits)
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -314,12 +350,9 @@ class EngineCore:
             state
         )
         if self.config.overlay and (answer.freshness.stale_files or named_edited):
-            failures = dict((await handle.overlay_state()).failures_by_path())
-            extra += [
-                AnswerWarning(*failures[path])
-                for path in sorted({*answer.freshness.stale_files, *named_edited})
-                if path in failures
-            ]
+            extra += await self._overlay_failures(
+                await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited}
+            )
         if not extra and not named_edited and not overlay_files and during is None:
             return answer
         freshness: Freshness = answer.freshness
@@ -345,26 +378,90 @@ class EngineCore:
         self, handle: IndexHandle, answer: Any, named_edited: list[str], ask: Any
     ) -> tuple[Any, list[str], list[str]]:
         """Re-index the answer's stale and session-edited files into the overlay (waiting up
-        to `overlay_wait_s`), ask again if any landed; then which named files the overlay
-        answers, and which edited files are still not covered."""
-        candidates = tuple(sorted({*answer.freshness.stale_files, *named_edited}))
+        to `overlay_wait_s`), ask again if any is fresh now; then which named files the
+        overlay answers, and which edited files are still not covered."""
+        stale = set(answer.freshness.stale_files)
+        wanted = {*stale, *named_edited}
+        live_named = answer.named_paths() & set((await handle.overlay_state()).live)
+        if not wanted and not live_named:
+            return answer, [], named_edited  # nothing edited, nothing re-indexed: no look needed
+        covered, went_back = await handle.query(_overlay_files)
+        candidates = tuple(sorted(wanted | (went_back & live_named)))[:MAX_OVERLAY_FILES_PER_QUESTION]
         landed: list[str] = []
         if candidates:
             try:
                 landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
             except ActorTimeout:
                 landed = []
-            if landed:
-                answer = await ask()
-        covered: dict[str, int] = await handle.query(_overlay_covered)
+        if landed:
+            covered, _ = await handle.query(_overlay_files)
+        # A file another question (or the background) re-indexed meanwhile counts as well.
+        if landed or stale & covered.keys():
+            answer = await ask()
         if not covered:
             return answer, [], named_edited
         # A file re-indexed for this answer counts even when it no longer names a site
         # (a call removed): the answer's silence about it comes from the overlay.
-        named = answer.named_paths() | set(landed)
+        named = answer.named_paths() | set(landed) | (set(candidates) & covered.keys())
         overlay_files = sorted(path for path in named if path in covered)
         still_edited = [path for path in named_edited if path not in covered]
         return answer, overlay_files, still_edited
+
+    async def _overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
+        """Why these files (stale still) have no overlay, as warnings (`overlay_failed`,
+        `overlay_unavailable`, `overlay_pending`)."""
+        if not snapshot.failures and not snapshot.pending:
+            return []
+        found = await anyio.to_thread.run_sync(snapshot.warnings_for, paths)
+        return [AnswerWarning(code, message) for _path, code, message in found]
+
+    async def _overlay_files(
+        self, handle: IndexHandle, paths: set[str], *, wait: bool
+    ) -> tuple[set[str], list[AnswerWarning]]:
+        """For tools that are not one query (plan_rename, wait_for_fresh): re-index those of
+        `paths` edited since their unit (waiting up to `overlay_wait_s` when `wait`, else
+        only starting it); returns the files the overlay covers now, and why the others of
+        `paths` that are still stale have no overlay."""
+        if not self.config.overlay or not paths:
+            return set(), []
+        candidates = tuple(sorted(paths))[:MAX_OVERLAY_FILES_PER_QUESTION]
+        try:
+            if wait:
+                await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
+            else:
+                await handle.overlay_soon(candidates)
+        except ActorTimeout:
+            pass
+        covered, _ = await handle.query(_overlay_files)
+        why_not = await self._overlay_failures(await handle.overlay_state(), paths - covered.keys())
+        return covered.keys() & paths, why_not
+
+    async def _watch_edits(self) -> None:
+        """The session's edits start the overlay in the background: every `watch_poll_s`,
+        the edited files that changed are told to every running index actor (all of them
+        to an actor that has not heard them yet), which re-indexes those of its own files
+        once they have been quiet for `overlay_debounce_s`."""
+        seen: dict[str, int] = {}
+        told: set[Path] = set()
+        while True:
+            await anyio.sleep(self.config.watch_poll_s)
+            try:
+                edited = await self.edited_files()
+            except XcindexError:
+                continue
+            mtimes = await anyio.to_thread.run_sync(_mtimes, edited)
+            changed = tuple(sorted(path for path, mtime in mtimes.items() if seen.get(path) != mtime))
+            seen = mtimes
+            running = set(self._indexes.running())
+            for store in running:
+                paths = changed if store in told else tuple(sorted(mtimes))
+                if not paths:
+                    continue
+                try:
+                    await self._indexes.handle_for(store).edits_seen(paths)
+                except XcindexError:
+                    running.discard(store)
+            told = running
 
     # --- the session ledger ------------------------------------------------------------
 
@@ -407,8 +504,10 @@ class EngineCore:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusVersion:
         location = await self.locate(project_path, index_store_path)
-        version = await (await self._index_for(location)).version()
-        return StatusVersion(version.units_mtime_ns, await self.edited_files())
+        handle = await self._index_for(location)
+        version = await handle.version()
+        overlay = (await handle.overlay_state()).version if self.config.overlay else 0
+        return StatusVersion(version.units_mtime_ns, await self.edited_files(), overlay)
 
     async def wait_status_change(
         self,
@@ -428,7 +527,13 @@ class EngineCore:
             units = (await index.version()).units_mtime_ns
             edited = await self.edited_files()
             if edited != since.edited:
-                return StatusVersion(since.units_mtime_ns, edited)
+                return replace(since, edited=edited)
+            if self.config.overlay:
+                # A file re-indexed on its own (the overlay) is one change: no settling.
+                overlay = (await index.overlay_state()).version
+                if overlay != since.overlay_version:
+                    log.info("overlay_changed", store=str(location.store_path), version=overlay)
+                    return replace(since, overlay_version=overlay)
             if units != since.units_mtime_ns:
                 quiet_since = anyio.current_time()
                 while anyio.current_time() - quiet_since < self.config.watch_settle_s:
@@ -438,5 +543,5 @@ class EngineCore:
                         units, quiet_since = latest, anyio.current_time()
                 await index.refresh(timeout=self.config.query_timeout_s)
                 log.info("store_changed", store=str(location.store_path), units_mtime_ns=units)
-                return StatusVersion(units, edited)
+                return replace(since, units_mtime_ns=units, edited=edited)
             await anyio.sleep(poll)

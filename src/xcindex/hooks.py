@@ -192,6 +192,11 @@ def post_tool_use(environ: Mapping[str, str], stdin: bytes) -> str | None:
             f"[xcindex] Could not record the edit of '{name}' in the session ledger {target}: {reason}. "
             "xcindex answers about its symbols may be stale until the next build."
         )
+    if raw.endswith(".swift") and environ.get(ledger.OVERLAY_ENV, "1") != "0":
+        return (
+            f"[xcindex] '{name}' was edited: xcindex re-indexes it on its own in a moment, so answers "
+            "about its symbols stay fresh without a build (if it does not compile, they say it is stale and why)."
+        )
     return (
         f"[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
     )

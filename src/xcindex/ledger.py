@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     LedgerFile = str | os.PathLike[str]
 
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
+OVERLAY_ENV = "XCINDEX_OVERLAY"
+"""`0` turns the freshness overlay off (it re-indexes the session's edited Swift files on
+their own); read by the Engine (EngineConfig.overlay) and by the post-tool-use hook's note."""
 TRACKED_SUFFIXES = (".swift", ".m", ".mm", ".h")
 """The edits worth recording: sources the compiler indexes."""
 

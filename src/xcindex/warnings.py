@@ -41,6 +41,9 @@ class WarningCode(StrEnum):
     OVERLAY_UNAVAILABLE = "overlay_unavailable"
     """No compiler arguments for the file (no SwiftPM build description: an Xcode project,
     a file the last build did not compile): it stays labelled stale."""
+    OVERLAY_PENDING = "overlay_pending"
+    """The file is being re-indexed but was not done within the question's wait: it is
+    labelled stale in this answer; the next question (or wait_for_fresh) sees it fresh."""
     # Index-side faults of a whole call (raised as CodedError, logged with the code).
     INDEX_QUERY_TIMEOUT = "index_query_timeout"
     INDEX_FIRST_INGESTION_RUNNING = "index_first_ingestion_running"

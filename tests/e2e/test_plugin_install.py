@@ -207,8 +207,9 @@ async def test_a_marketplace_install_sets_itself_up_and_answers(canary_store: Pa
     after = run_hooks(plugin_root, env)
     assert additional_context(after["SessionStart"], "SessionStart").startswith("[xcindex] ")
     assert additional_context(after["PostToolUse"], "PostToolUse") == (
-        "[xcindex] 'UserService.swift' was edited: xcindex answers about its symbols may be stale "
-        "until the next build."
+        "[xcindex] 'UserService.swift' was edited: xcindex re-indexes it on its own in a moment, so "
+        "answers about its symbols stay fresh without a build (if it does not compile, they say it is "
+        "stale and why)."
     )
     nudge = additional_context(after["PreToolUse"], "PreToolUse")
     assert "mcp__plugin_xcindex_xcindex__find_references" in nudge

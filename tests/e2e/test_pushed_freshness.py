@@ -49,7 +49,7 @@ def session_tmp(tmp_path: Path) -> Path:
     return folder
 
 
-def server(package: Path, session_tmp: Path, backend: str) -> StdioServerParameters:
+def server(package: Path, session_tmp: Path, backend: str, *, overlay: bool = True) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(XCINDEX),
         args=["serve", "--backend", backend],
@@ -58,6 +58,7 @@ def server(package: Path, session_tmp: Path, backend: str) -> StdioServerParamet
             "PATH": os.environ["PATH"],
             "CLAUDE_PROJECT_DIR": str(package),
             "TMPDIR": f"{session_tmp}/",
+            "XCINDEX_OVERLAY": "1" if overlay else "0",
         },
     )
 
@@ -72,11 +73,14 @@ class Updates:
     def __init__(self) -> None:
         self.received: list[tuple[float, str]] = []
         self.first = anyio.Event()
+        self.second = anyio.Event()
 
     async def __call__(self, message: Any) -> None:
         if isinstance(message, ResourceUpdatedNotification):
             self.received.append((time.monotonic(), message.params.uri))
             self.first.set()
+            if len(self.received) >= 2:
+                self.second.set()
 
     def uris(self) -> list[str]:
         return [uri for _, uri in self.received]
@@ -225,9 +229,17 @@ async def test_resources_name_the_status_of_the_project_and_refuse_what_is_not_o
 
 
 async def test_wait_for_fresh_returns_when_the_rebuild_covers_the_files(
-    legacy_client: tuple[Client, Updates], package: Path
+    package: Path, session_tmp: Path, anyio_backend: str
 ) -> None:
-    client, _ = legacy_client
+    # Without the freshness overlay, which would make the edited file fresh at once (the
+    # next test): here only the rebuild can.
+    async with Client(
+        server(package, session_tmp, anyio_backend, overlay=False), mode="legacy", read_timeout_seconds=300
+    ) as client:
+        await _wait_for_the_rebuild(client, package)
+
+
+async def _wait_for_the_rebuild(client: Client, package: Path) -> None:
     edited = str(package / EDITED)
     where = {"projectPath": str(package)}
     with (package / EDITED).open("a", encoding="utf-8") as source:
@@ -275,3 +287,46 @@ async def test_wait_for_fresh_returns_when_the_rebuild_covers_the_files(
     assert relative.is_error
     assert isinstance(relative.content[0], TextContent)
     assert relative.content[0].text == "Error: 'files' must be absolute paths; got 'Sources/A.swift'."
+
+
+async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
+    legacy_client: tuple[Client, Updates], package: Path, session_tmp: Path
+) -> None:
+    client, updates = legacy_client
+    where = {"projectPath": str(package)}
+    uri = project_uri(package)
+    assert (await read_status(client, uri))["completeness"] == "complete"
+    await subscribe(client, uri)
+    await anyio.sleep(1.0)
+    edited = package / "Sources/CanaryCore/Box.swift"
+    original = edited.read_text(encoding="utf-8")
+    try:
+        edited.write_text("// moved down a line\n" + original, encoding="utf-8")
+        payload = json.dumps(
+            {"tool_name": "Edit", "tool_input": {"file_path": str(edited)}, "cwd": str(package)}
+        ).encode()
+        await anyio.run_process(
+            [str(XCINDEX), "hook", "post-tool-use"],
+            input=payload,
+            env={**os.environ, "CLAUDE_PROJECT_DIR": str(package), "TMPDIR": f"{session_tmp}/"},
+            check=True,
+        )
+        # The ledger's edit is one update at once; the overlay landing in the background
+        # (after its quiet period) is another, with nobody asking.
+        with anyio.move_on_after(60):
+            await updates.second.wait()
+        assert updates.uris() == [uri, uri]
+        status = await read_status(client, uri)
+        assert status["overlayFiles"] == [str(edited)]
+        assert status["completeness"] == "complete"
+        fresh = await client.call_tool(
+            "wait_for_fresh", {"files": [str(edited)], "timeoutSeconds": 0, **where}
+        )
+        assert fresh.structured_content is not None
+        assert fresh.structured_content["fresh"] is True
+    finally:
+        edited.write_text(original, encoding="utf-8")
+        # The next tests (the other backend) start from a fresh index.
+        await anyio.run_process(
+            [swift_executable(), "build", "--build-tests", "--package-path", str(package)], check=True
+        )

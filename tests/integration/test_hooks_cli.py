@@ -21,7 +21,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 XCINDEX = str(VENV_BIN / "xcindex")
-EDITED = "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
+EDITED = (
+    "[xcindex] '{name}' was edited: xcindex re-indexes it on its own in a moment, so answers about its "
+    "symbols stay fresh without a build (if it does not compile, they say it is stale and why)."
+)
+EDITED_OBJC = (
+    "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
+)
 
 
 def expected_ledger(tmpdir: str, project: str) -> Path:
@@ -158,7 +164,7 @@ def test_the_older_environment_variable_protocol_still_works(project: Path, tmpd
     env = base_env(tmpdir, project)
     env["CLAUDE_TOOL_INPUT"] = json.dumps({"file_path": f"{project}/Sources/App/C.m"})
     result = run_hook("post-tool-use", None, env)
-    assert context(result, "PostToolUse") == EDITED.format(name="C.m")
+    assert context(result, "PostToolUse") == EDITED_OBJC.format(name="C.m")
     assert expected_ledger(str(tmpdir), str(project)).read_text() == f"{project}/Sources/App/C.m\n"
 
 

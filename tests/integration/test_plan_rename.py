@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import CANARY, build_package, copy_package, load_expected
 from tests.integration.test_tools_against_expected import rel, usr_of
 from tests.scoring import score
-from xcindex.engine import Engine
+from xcindex.engine import Engine, EngineConfig
 from xcindex.indexstore.database import Database
 from xcindex.tools.plan_rename import RenamePlan
 from xcindex.warnings import XcindexError
@@ -221,8 +221,15 @@ async def test_accepted_names_include_backquoted_keywords_and_unicode_letters(
 
 
 async def test_a_session_edit_and_a_file_changed_since_its_unit_make_ranges_red(
-    engine: Engine, tmp_path: Path, symbols: dict[str, dict[str, Any]]
+    tmp_path: Path, symbols: dict[str, dict[str, Any]]
 ) -> None:
+    # The labels without the freshness overlay, which would re-index the touched file
+    # (tests/integration/test_overlay.py covers plan_rename with it).
+    async with Engine(EngineConfig(overlay=False)) as engine:
+        await _stale_ranges_are_red(engine, tmp_path, symbols)
+
+
+async def _stale_ranges_are_red(engine: Engine, tmp_path: Path, symbols: dict[str, dict[str, Any]]) -> None:
     copy = copy_package(CANARY, tmp_path / "SwiftCanary")
     store = build_package(copy)
     usr = await usr_of(engine, store, symbols["UserService.fetchUser(id:)"], root=copy)

@@ -18,7 +18,13 @@ from xcindex.grep_advice import swift_identifier
 from xcindex.projects import Project, choose_project, find_projects
 from xcindex.warnings import ProjectKind
 
-NOTE = "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
+NOTE = (
+    "[xcindex] '{name}' was edited: xcindex re-indexes it on its own in a moment, so answers about its "
+    "symbols stay fresh without a build (if it does not compile, they say it is stale and why)."
+)
+STALE_NOTE = (
+    "[xcindex] '{name}' was edited: xcindex answers about its symbols may be stale until the next build."
+)
 
 
 def make_package(
@@ -142,6 +148,19 @@ def test_an_edit_of_a_swift_file_is_recorded_with_a_note(
     assert ledger_of(env).read_text() == "/src/App/A.swift\n"
     hooks.post_tool_use(env, post(tool, tool_input))
     assert ledger_of(env).read_text() == "/src/App/A.swift\n"
+
+
+def test_the_note_says_stale_until_the_build_without_the_overlay_and_for_objective_c(
+    env: dict[str, str],
+) -> None:
+    # The freshness overlay re-indexes Swift files only, and only when it is on.
+    assert hooks.post_tool_use(env, post("Edit", {"file_path": "/src/App/B.m"})) == STALE_NOTE.format(
+        name="B.m"
+    )
+    off = {**env, "XCINDEX_OVERLAY": "0"}
+    assert hooks.post_tool_use(off, post("Edit", {"file_path": "/src/App/A.swift"})) == STALE_NOTE.format(
+        name="A.swift"
+    )
 
 
 def test_relative_paths_are_made_absolute_against_the_hooks_cwd(env: dict[str, str]) -> None:

@@ -33,7 +33,14 @@ from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newe
 from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
-from xcindex.overlay.runner import OverlayRunner, OverlaySnapshot
+from xcindex.overlay.runner import (
+    Failed,
+    OverlayCompiler,
+    OverlayOutcome,
+    OverlaySchedule,
+    OverlaySnapshot,
+    after_refresh,
+)
 
 log = get_logger(__name__)
 
@@ -43,6 +50,9 @@ ProgressListener = Callable[[int, int], Awaitable[None]]
 
 DEFAULT_IDLE_TIMEOUT_S = math.inf
 """An actor on its own never retires; the Engine sets a bound (EngineConfig)."""
+DEFAULT_OVERLAY_DEBOUNCE_S = 1.0
+"""How long the session's edits of a file must have been quiet before the overlay
+re-indexes it in the background (a question about it does not wait for that)."""
 
 
 # -- messages --------------------------------------------------------------------------------
@@ -107,9 +117,20 @@ class Refresh:
 
 @dataclass(frozen=True)
 class Overlay:
-    """Re-index those of `paths` edited since their unit into the freshness overlay (after
-    any first ingestion and refresh); reply the paths that landed. Runs in the actor's task
-    group, so a caller that stops waiting leaves it running."""
+    """Re-index those of `paths` edited since their unit into the freshness overlay, now
+    (after any first ingestion and refresh); reply the paths that landed once each has
+    been tried. The work is the actor's: a caller that stops waiting leaves it running."""
+
+    paths: tuple[str, ...]
+    wait: bool = True
+    """False: reply None at once (the work still starts now)."""
+
+
+@dataclass(frozen=True)
+class EditsSeen:
+    """The session edited `paths` (or they changed again): re-index those of them that are
+    files of this store once they have been quiet for the debounce period. Replies None
+    at once."""
 
     paths: tuple[str, ...]
 
@@ -117,6 +138,28 @@ class Overlay:
 @dataclass(frozen=True)
 class GetOverlay:
     """Reply the overlay's `OverlaySnapshot` (its version moves when a file lands) without waiting."""
+
+
+@dataclass(frozen=True)
+class OverlayReport:
+    """From the actor's own overlay task: one file of batch `batch` is done."""
+
+    batch: int
+    outcome: OverlayOutcome
+
+
+@dataclass(frozen=True)
+class OverlayLive:
+    """From the actor's own refresh: the files whose overlay unit is live now."""
+
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OverlayBatchOver:
+    """From the actor's own overlay task: batch `batch` has ended (normally or not)."""
+
+    batch: int
 
 
 @dataclass(frozen=True)
@@ -134,8 +177,23 @@ class HoldBusy:
 
 
 IndexRequest: TypeAlias = (
-    Query | ToolQuery | GetState | GetStoreVersion | Refresh | Overlay | GetOverlay | Retire | HoldBusy
+    Query
+    | ToolQuery
+    | GetState
+    | GetStoreVersion
+    | Refresh
+    | Overlay
+    | EditsSeen
+    | GetOverlay
+    | OverlayReport
+    | OverlayLive
+    | OverlayBatchOver
+    | Retire
+    | HoldBusy
 )
+
+_OVERLAY_DUE = object()
+"""What `_next_envelope` returns when the overlay has files due and no message came."""
 
 
 # -- the actor ---------------------------------------------------------------------------------
@@ -152,6 +210,7 @@ class IndexActor:
         store_path: the index store (the folder holding `v5`).
         workers: the ingestion process pool (shared by every index actor of an Engine).
         idle_timeout: retire after this long with nothing asked and nothing in flight.
+        overlay_debounce_s: the quiet period after an edit before its background overlay.
     """
 
     def __init__(
@@ -161,6 +220,7 @@ class IndexActor:
         queries: Mapping[str, Callable[[Database, Any], Any]] | None = None,
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+        overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
     ) -> None:
         self.store_path = store_path
         self.workers = workers
@@ -189,8 +249,10 @@ class IndexActor:
         never starts a coroutine cancelled before its first step): closed at shutdown so no
         caller's reply channel is left open."""
         self._last_activity = 0.0
-        self.overlay = OverlayRunner(store_path, self._db_path, workers)
-        """The freshness overlay's state: changed only by this actor's tasks."""
+        self._overlay: OverlaySchedule[Envelope[IndexRequest, Any]] = OverlaySchedule(overlay_debounce_s)
+        """The freshness overlay's state: changed only by this actor's loop."""
+        self._compiler = OverlayCompiler(store_path, self._db_path, workers)
+        """Used by the one overlay task running at a time."""
 
     def handle(self) -> IndexHandle:
         handle = self.mailbox.handle()
@@ -212,11 +274,19 @@ class IndexActor:
                 task_status.started()
                 while (envelope := await self._next_envelope()) is not None:
                     self._last_activity = anyio.current_time()
+                    if envelope is _OVERLAY_DUE:
+                        self._start_overlay_batch(tg)
+                        continue
+                    assert isinstance(envelope, Envelope)
                     request = envelope.request
                     if isinstance(request, GetState):
                         await envelope.reply(self._state())
-                    elif isinstance(request, GetOverlay):
-                        await envelope.reply(self.overlay.snapshot())
+                    elif isinstance(
+                        request,
+                        Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
+                    ):
+                        self._on_overlay(envelope, request)
+                        self._start_overlay_batch(tg)
                     elif isinstance(request, Retire):
                         if self._idle():
                             await envelope.reply(True)
@@ -233,7 +303,7 @@ class IndexActor:
                 # Questions that came in after retiring are answered ActorGone: the handle
                 # asks a new actor.
                 await self.mailbox.aclose()
-                for unserved in self._unserved.values():
+                for unserved in [*self._unserved.values(), *self._overlay.close()]:
                     unserved.close()
                 self._unserved.clear()
                 db, self._db = self._db, None
@@ -245,17 +315,26 @@ class IndexActor:
             log.info("index_actor_stopped", store=str(self.store_path))
 
     def _idle(self) -> bool:
-        return self._in_flight == 0 and self._ready.is_set() and not self._ingesting
+        return (
+            self._in_flight == 0 and self._ready.is_set() and not self._ingesting and not self._overlay.busy
+        )
 
-    async def _next_envelope(self) -> Envelope[IndexRequest, Any] | None:
-        """The next message, or None once idle for `idle_timeout` (or the inbox closed)."""
+    async def _next_envelope(self) -> Envelope[IndexRequest, Any] | object | None:
+        """The next message; `_OVERLAY_DUE` when overlay work fell due meanwhile; None once
+        idle for `idle_timeout` (or the inbox closed)."""
         while True:
+            now = anyio.current_time()
             wait = self.idle_timeout
             if self._idle():
-                wait = self._last_activity + self.idle_timeout - anyio.current_time()
+                wait = self._last_activity + self.idle_timeout - now
                 if wait <= 0:
                     log.info("index_actor_retired", store=str(self.store_path), reason="idle")
                     return None
+            due = self._overlay.next_due()
+            if due is not None:
+                if due <= now:
+                    return _OVERLAY_DUE
+                wait = min(wait, due - now)
             with anyio.move_on_after(wait):
                 try:
                     return await self.mailbox.inbox.receive()
@@ -316,6 +395,11 @@ class IndexActor:
                 )
             finally:
                 self._ingesting = False
+            db, changed = self._db, report.changed
+            dropped, overlay_live = await anyio.to_thread.run_sync(lambda: after_refresh(db, changed=changed))
+            if dropped:
+                log.info("overlay_superseded", store=str(self.store_path), units=dropped)
+            self.mailbox.handle().tell_nowait(OverlayLive(overlay_live))
             # A unit written during the walk leaves the folder newer than `current`: the next
             # query sees the difference and refreshes again.
             self._units_mtime_ns = current
@@ -380,8 +464,6 @@ class IndexActor:
         await self._refresh_if_needed()
         db = self._db
         assert db is not None
-        if isinstance(request, Overlay):
-            return await self.overlay.run(db, self._refresh_lock, request.paths)
         if isinstance(request, ToolQuery):
             query: Callable[..., Any] = self.queries[request.tool]
             extra = () if request.context is None else (request.context,)
@@ -391,6 +473,70 @@ class IndexActor:
             return None
         async with self._refresh_lock:
             return await anyio.to_thread.run_sync(request.fn, db)
+
+    # -- the freshness overlay ---------------------------------------------------------------
+
+    def _on_overlay(
+        self,
+        envelope: Envelope[IndexRequest, Any],
+        request: Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
+    ) -> None:
+        """The overlay's messages, handled in the loop (none waits): questions wait in the
+        schedule until their files are done; the task's reports answer them."""
+        now = anyio.current_time()
+        done: list[tuple[Envelope[IndexRequest, Any], list[str]]] = []
+        if isinstance(request, Overlay) and not request.wait:
+            self._overlay.soon(request.paths, now)
+            envelope.reply_nowait(None)
+        elif isinstance(request, Overlay):
+            if self._overlay.asked(request.paths, envelope, now) is not None:
+                envelope.reply_nowait([])
+        elif isinstance(request, EditsSeen):
+            self._overlay.edited(request.paths, now)
+            envelope.reply_nowait(None)
+        elif isinstance(request, GetOverlay):
+            envelope.reply_nowait(self._overlay.snapshot())
+        elif isinstance(request, OverlayReport):
+            envelope.close()  # a report from the actor's own task: nobody waits for a reply
+            done = self._overlay.reported(request.batch, request.outcome, now)
+        elif isinstance(request, OverlayLive):
+            envelope.close()
+            self._overlay.refreshed(request.files)
+        else:
+            envelope.close()
+            done = self._overlay.batch_over(request.batch)
+        for waiter, landed in done:
+            waiter.reply_nowait(landed)
+
+    def _start_overlay_batch(self, tg: anyio.abc.TaskGroup) -> None:
+        batch = self._overlay.start_batch(anyio.current_time())
+        if batch is not None:
+            tg.start_soon(self._overlay_batch, *batch)
+
+    async def _overlay_batch(self, batch: int, paths: tuple[str, ...], tried: dict[str, int]) -> None:
+        """Re-index `paths` one after the other, reporting each outcome to the loop (a task
+        of the actor's: the loop never waits for a compiler)."""
+        me = self.mailbox.handle()
+        try:
+            await self._ready.wait()
+            try:
+                await self._refresh_if_needed()
+            except Exception as error:  # the files are answered as not landed (batch over)
+                log.warning("overlay_refresh_failed", store=str(self.store_path), error=repr(error))
+                return
+            db = self._db
+            assert db is not None
+            for path in paths:
+                try:
+                    outcome: OverlayOutcome = await self._compiler.run_one(
+                        db, self._refresh_lock, path, tried
+                    )
+                except Exception as error:
+                    log.warning("overlay_error", path=path, error=repr(error))
+                    outcome = await anyio.to_thread.run_sync(Failed.unexpected, path, error)
+                me.tell_nowait(OverlayReport(batch, outcome))
+        finally:
+            me.tell_nowait(OverlayBatchOver(batch))
 
     async def _while_ingesting(self, request: ToolQuery) -> WhileIngesting | None:
         """Answer from the units live so far, read through the reader connection (the
@@ -482,6 +628,15 @@ class IndexHandle:
         (ActorTimeout after it: the work goes on in the actor)."""
         landed: list[str] = await self._ask(Overlay(paths), timeout=timeout)
         return landed
+
+    async def overlay_soon(self, paths: tuple[str, ...], *, timeout: float = 5.0) -> None:
+        """Start re-indexing edited files into the overlay now, without waiting for it."""
+        await self._ask(Overlay(paths, wait=False), timeout=timeout)
+
+    async def edits_seen(self, paths: tuple[str, ...], *, timeout: float = 5.0) -> None:
+        """Tell the actor the session edited `paths`: it re-indexes those of its files
+        after the debounce period, in the background."""
+        await self._ask(EditsSeen(paths), timeout=timeout)
 
     async def overlay_state(self, *, timeout: float = 5.0) -> OverlaySnapshot:
         snapshot: OverlaySnapshot = await self._ask(GetOverlay(), timeout=timeout)

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from xcindex.actors.index import IndexActor, IndexHandle, IndexRequest, Retire
+from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor, IndexHandle, IndexRequest, Retire
 from xcindex.actors.mailbox import ActorHandle
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.pool import WorkerPool
@@ -47,8 +47,10 @@ class IndexActors:
         max_actors: int,
         idle_timeout: float,
         queries: Mapping[str, Callable[[Database, Any], Any]] | None = None,
+        overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
     ) -> None:
         self.workers = workers
+        self.overlay_debounce_s = overlay_debounce_s
         self.queries = queries
         self.max_actors = max(1, max_actors)
         self.idle_timeout = idle_timeout
@@ -90,7 +92,13 @@ class IndexActors:
         if self.task_group is None:
             raise RuntimeError("the Engine is not running: use `async with Engine() as engine`")
         await self._retire_beyond(self.max_actors - 1, keep=None)
-        actor = IndexActor(store, self.workers, self.queries, idle_timeout=self.idle_timeout)
+        actor = IndexActor(
+            store,
+            self.workers,
+            self.queries,
+            idle_timeout=self.idle_timeout,
+            overlay_debounce_s=self.overlay_debounce_s,
+        )
         entry = _Entry(actor, actor.mailbox.handle())
         await self.task_group.start(self._run, entry)
         self._running[store] = entry

@@ -214,6 +214,25 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
             )
         }
 
+    def superseded_overlay_units(self) -> list[str]:
+        """Freshness-overlay units that are no longer live (a build's newer unit took over,
+        or their file is gone)."""
+        return [
+            str(name)
+            for (name,) in self._conn.execute(
+                "SELECT name FROM units WHERE live = 0 AND name LIKE 'overlay:%'"
+            )
+        ]
+
+    def live_overlay_unit(self, path: str) -> tuple[str, int] | None:
+        """The name and mtime of `path`'s live unit if it is a freshness-overlay unit."""
+        row = self._conn.execute(
+            "SELECT u.name, u.mtime_ns FROM units u JOIN files f ON f.id = u.main_file_id"
+            " WHERE u.live = 1 AND f.path = ? AND u.name LIKE 'overlay:%'",
+            (path,),
+        ).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
     def live_unit_mtime(self, path: str) -> int | None:
         """The mtime of `path`'s live unit (None when it has none)."""
         row = self._conn.execute(

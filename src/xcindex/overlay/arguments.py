@@ -81,6 +81,9 @@ class ModuleInvocation:
             "-index-store-path",
             str(store),
             "-index-ignore-system-modules",
+            # The file's own unit is all the overlay reads: a C module the file imports (a
+            # package's C target) would otherwise be indexed into every run's store.
+            "-index-ignore-clang-modules",
             "-o",
             str(unit_output),
         ]

@@ -1,15 +1,20 @@
-"""Index one source file into the overlay's private store with the compiler.
+"""Index one source file into a private store with the compiler.
 
 The driver's `-index-file` mode typechecks the module's sources (the other modules come
 from the last build's `Modules` folder) and writes one unit and one record for the file,
-into a store in xcindex's cache: never the project's store, never `.build`. The module
-cache and the driver's temporary files go to the cache folder too.
+into a store of its own in xcindex's cache: never the project's store, never `.build`.
+Each run gets a new, empty store (removed once its unit is in the database), so what the
+run wrote is exactly what is in it, nothing accumulates, and two processes indexing the
+same project never share one. The module cache (shared by every project) and the
+driver's temporary files go to the cache folder too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,8 @@ log = get_logger(__name__)
 COMPILE_TIMEOUT_S = 120.0
 """A typecheck of one module that takes longer than this is abandoned (the file stays stale)."""
 MESSAGE_CHARS = 600
+ABANDONED_AFTER_S = 3600.0
+"""A run's store older than this was left by a process that died: it is removed."""
 
 
 @dataclass(frozen=True)
@@ -40,12 +47,17 @@ class OverlayPlace:
         return cls(cache_dir() / "overlay" / database_path.stem)
 
     @property
-    def store(self) -> Path:
-        return self.root / "store"
+    def runs(self) -> Path:
+        """Where each run's own store is made (and removed after it)."""
+        return self.root / "runs"
 
     @property
     def module_cache(self) -> Path:
-        return self.root / "ModuleCache"
+        """Shared by every project's overlay (Clang's module cache is keyed by the flags
+        and safe to share between processes, as Xcode's DerivedData one is): the system
+        modules are built once per machine, not once per project. A cold one costs about
+        3 s for a file that imports XCTest, a warm one nothing."""
+        return self.root.parent / "ModuleCache"
 
     @property
     def temporary(self) -> Path:
@@ -59,10 +71,13 @@ class OverlayPlace:
 
 @dataclass(frozen=True)
 class Indexed:
-    """The compiler indexed `path` as it was at `file_mtime_ns`; its unit is `unit_name`."""
+    """The compiler indexed `path` as it was at `file_mtime_ns` into `store` (this run's
+    own), as the units `unit_names`. The caller removes `store` once it has read it
+    (`discard_run`)."""
 
     path: str
     file_mtime_ns: int
+    store: Path
     unit_names: tuple[str, ...]
     duration_s: float
 
@@ -75,11 +90,32 @@ class NotIndexed:
     code: WarningCode
     message: str
     duration_s: float = 0.0
+    retry: bool = False
+    """The file changed while it was indexed: try its new content (it is not a failure of it)."""
 
 
-def _make_folders(place: OverlayPlace) -> None:
-    for folder in (place.store, place.module_cache, place.temporary):
+def _new_run(place: OverlayPlace) -> Path:
+    for folder in (place.runs, place.module_cache, place.temporary):
         folder.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(place.runs)
+    return Path(tempfile.mkdtemp(prefix="store-", dir=place.runs))
+
+
+def _remove_abandoned(runs: Path) -> None:
+    """Runs a killed process left behind (a live one lasts at most COMPILE_TIMEOUT_S)."""
+    cutoff = time.time() - ABANDONED_AFTER_S
+    try:
+        with os.scandir(runs) as entries:
+            old = [e.path for e in entries if e.is_dir() and e.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for folder in old:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def discard_run(store: Path) -> None:
+    """Remove a run's store (its unit is in the database, or the run failed)."""
+    shutil.rmtree(store, ignore_errors=True)
 
 
 def _units(store: Path) -> dict[str, int]:
@@ -102,13 +138,32 @@ async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlac
     """Run the compiler for `path`; only a clean exit with the file unchanged meanwhile
     counts (a syntax or type error leaves the file stale: `overlay_failed`)."""
     started = time.perf_counter()
-    await anyio.to_thread.run_sync(_make_folders, place)
     before = _signature(path)
     if before is None:
         return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"{path} cannot be read.")
-    units_before = await anyio.to_thread.run_sync(_units, place.store)
+    store = await anyio.to_thread.run_sync(_new_run, place)
+    try:
+        outcome = await _compile(path, invocation, place, store, before, started)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(discard_run, store)
+        raise
+    if isinstance(outcome, NotIndexed):
+        await anyio.to_thread.run_sync(discard_run, store)
+    return outcome
+
+
+async def _compile(
+    path: str,
+    invocation: ModuleInvocation,
+    place: OverlayPlace,
+    store: Path,
+    before: tuple[int, int],
+    started: float,
+) -> Indexed | NotIndexed:
+    unit_output = place.unit_output(path)
     command = invocation.index_command(
-        path, store=place.store, module_cache=place.module_cache, unit_output=place.unit_output(path)
+        path, store=store, module_cache=place.module_cache, unit_output=unit_output
     )
     env = dict(os.environ, TMPDIR=str(place.temporary))
     try:
@@ -137,12 +192,16 @@ async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlac
             duration,
         )
     if _signature(path) != before:
-        return NotIndexed(path, WarningCode.OVERLAY_FAILED, f"{path} changed while it was indexed.", duration)
-    units_after = await anyio.to_thread.run_sync(_units, place.store)
-    written = tuple(sorted(n for n, m in units_after.items() if units_before.get(n) != m))
+        return NotIndexed(
+            path, WarningCode.OVERLAY_FAILED, f"{path} changed while it was indexed.", duration, retry=True
+        )
+    # The file's unit is named after its output (`<output name>-<hash>`); a module's unit
+    # the compiler may write beside it is not the file's.
+    prefix = unit_output.name + "-"
+    written = tuple(sorted(n for n in await anyio.to_thread.run_sync(_units, store) if n.startswith(prefix)))
     if not written:
         return NotIndexed(
             path, WarningCode.OVERLAY_FAILED, f"the compiler wrote no unit for {path}.", duration
         )
     log.info("overlay_compiled", path=path, duration_s=round(duration, 3))
-    return Indexed(path, before[0], written, duration)
+    return Indexed(path, before[0], store, written, duration)

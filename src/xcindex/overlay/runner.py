@@ -1,17 +1,22 @@
-"""The overlay for one project store: which files to re-index, the compiler runs, their
-ingestion into the store's database, and what failed (with its warning code).
+"""The freshness overlay for one project store.
 
-Owned by the store's index actor (one task changes it); `OverlayRunner.run` is called from
-the actor's tasks, with the lock that serialises the database.
+Two parts, both owned by the store's index actor:
+- `OverlaySchedule`: which files wait for the overlay (due at once when a question asks,
+  after a quiet period when the session's edits announce them), who waits for them, what
+  failed and how many files landed. Plain state, changed only by the actor's own loop.
+- `OverlayCompiler.run_one`: the work on one file (is it newer than its live unit, its
+  module's compiler invocation, the compiler, the ingestion), done by one task at a time
+  that reports each file's outcome back to the actor as a message.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -26,14 +31,61 @@ from xcindex.overlay.arguments import (
     description_mtime_ns,
     load_invocations,
 )
-from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, index_file
+from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, index_file
 from xcindex.warnings import WarningCode
 
 log = get_logger(__name__)
 
-MAX_FILES_PER_RUN = 8
-"""A query triggers at most this many files (an empty answer's project-wide stale list can
-be long); the rest keep their labels until asked about."""
+MAX_BATCH = 8
+"""Files one task re-indexes before the actor looks at what is due again."""
+
+W = TypeVar("W")
+
+
+@dataclass(frozen=True)
+class Landed:
+    """`path`'s overlay unit is its live unit now."""
+
+    path: str
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class Failed:
+    """`path` (as it was at `file_mtime_ns`) could not be re-indexed, for the reason `code`
+    names; with `retry`, it changed while it was indexed and is tried again."""
+
+    path: str
+    code: WarningCode
+    message: str
+    file_mtime_ns: int
+    retry: bool = False
+
+    @classmethod
+    def unexpected(cls, path: str, error: Exception) -> Failed:
+        """An error nobody planned for (the database, a worker): the file as it is now failed."""
+        return cls(
+            path, WarningCode.OVERLAY_FAILED, f"{path} could not be re-indexed: {error}", _mtime(path) or 0
+        )
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """`path` is older than its overlay unit (restored with its old modification time): the
+    unit no longer describes it and was dropped; its last build's unit answers again."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Nothing to do for `path`: fresh already, not a file of this store, gone, or tried
+    as it is now (its failure stands)."""
+
+    path: str
+
+
+OverlayOutcome = Landed | Failed | Dropped | Skipped
 
 
 @dataclass(frozen=True)
@@ -48,42 +100,197 @@ class OverlaySnapshot:
     """What the overlay has done: `version` moves each time a file lands."""
 
     version: int
-    failures: tuple[tuple[str, WarningCode, str], ...]
+    failures: tuple[tuple[str, WarningCode, str, int], ...]
+    """(path, code, message, the file's mtime when it failed)."""
+    pending: tuple[str, ...]
+    """Files waiting for the overlay or being re-indexed now."""
     last_duration_s: float | None
+    live: tuple[str, ...] = ()
+    """Files whose overlay unit may be their live unit (every one that is, perhaps a few
+    that a build has just superseded): an answer naming none of them needs no look."""
 
-    def failures_by_path(self) -> dict[str, tuple[WarningCode, str]]:
-        return {path: (code, message) for path, code, message in self.failures}
+    def warnings_for(self, paths: Iterable[str]) -> list[tuple[str, WarningCode, str]]:
+        """Why these files (still stale) have no overlay: each one's last failure, while the
+        file is as it was then, or that it is still being re-indexed (it stats the files:
+        call it in a thread)."""
+        wanted = set(paths)
+        found = [
+            (path, code, message)
+            for path, code, message, mtime in self.failures
+            if path in wanted and _mtime(path) == mtime
+        ]
+        failed = {path for path, _, _ in found}
+        found += [
+            (
+                path,
+                WarningCode.OVERLAY_PENDING,
+                f"{path} is being re-indexed on its own (the freshness overlay) and was not done in "
+                "time for this answer, which labels it stale: ask again in a moment, or wait_for_fresh.",
+            )
+            for path in self.pending
+            if path in wanted and path not in failed
+        ]
+        return found
 
 
-class OverlayRunner:
+@dataclass
+class _Waiting(Generic[W]):
+    waiter: W
+    paths: set[str]
+    after_batch: int
+    """Only runs of batches started after this one answer it (an earlier run may have read
+    the file before the edit the question is about)."""
+    landed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Batch:
+    number: int
+    paths: tuple[str, ...]
+    reported: set[str] = field(default_factory=set)
+
+
+class OverlaySchedule(Generic[W]):
+    """The overlay's state for one store. Only the owning actor's loop calls it; the
+    waiters (`W`) are whatever it answers when their files are done."""
+
+    def __init__(self, debounce_s: float) -> None:
+        self.debounce_s = debounce_s
+        self.version = 0
+        self.failures: dict[str, OverlayFailure] = {}
+        self.last_duration_s: float | None = None
+        self.live: set[str] = set()
+        self._due: dict[str, float] = {}
+        self._waiting: list[_Waiting[W]] = []
+        self._batch: _Batch | None = None
+        self._batches = 0
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._due or self._batch or self._waiting)
+
+    def asked(self, paths: Iterable[str], waiter: W, now: float) -> W | None:
+        """A question waits for `paths`: they are due at once. Returns `waiter` when there
+        is nothing to wait for (no paths)."""
+        wanted = set(paths)
+        if not wanted:
+            return waiter
+        for path in wanted:
+            self._due[path] = now
+        self._waiting.append(_Waiting(waiter, wanted, self._batches))
+        return None
+
+    def soon(self, paths: Iterable[str], now: float) -> None:
+        """`paths` are due at once, and nobody waits for them."""
+        for path in paths:
+            self._due[path] = now
+
+    def edited(self, paths: Iterable[str], now: float) -> None:
+        """The session edited `paths` (or they changed again): due once they have been
+        quiet for `debounce_s`, unless a question wants them sooner."""
+        for path in paths:
+            self._due[path] = max(self._due.get(path, 0.0), now + self.debounce_s)
+
+    def next_due(self) -> float | None:
+        """When the next batch is due (None while one runs: its end starts the next)."""
+        if self._batch is not None or not self._due:
+            return None
+        return min(self._due.values())
+
+    def start_batch(self, now: float) -> tuple[int, tuple[str, ...], dict[str, int]] | None:
+        """The next batch to run (its number, its files, the failed files' mtimes), if one
+        is due and none runs."""
+        if self._batch is not None:
+            return None
+        due = sorted((when, path) for path, when in self._due.items() if when <= now)[:MAX_BATCH]
+        if not due:
+            return None
+        paths = tuple(path for _, path in due)
+        for path in paths:
+            del self._due[path]
+        self._batches += 1
+        self._batch = _Batch(self._batches, paths)
+        tried = {path: failure.file_mtime_ns for path, failure in self.failures.items()}
+        return self._batches, paths, tried
+
+    def reported(self, batch: int, outcome: OverlayOutcome, now: float) -> list[tuple[W, list[str]]]:
+        """Take in one file's outcome; returns the waiters it completes, with what landed."""
+        if self._batch is None or self._batch.number != batch:
+            return []
+        self._batch.reported.add(outcome.path)
+        path = outcome.path
+        if isinstance(outcome, Landed):
+            self.failures.pop(path, None)
+            self.live.add(path)
+            self.version += 1
+            self.last_duration_s = outcome.duration_s
+        elif isinstance(outcome, Failed) and outcome.retry:
+            waited = any(path in w.paths for w in self._waiting)
+            self._due[path] = now if waited else max(self._due.get(path, 0.0), now + self.debounce_s)
+            return []  # its waiters wait for the retry
+        elif isinstance(outcome, Failed):
+            self.failures[path] = OverlayFailure(outcome.code, outcome.message, outcome.file_mtime_ns)
+        elif isinstance(outcome, Dropped):
+            self.failures.pop(path, None)
+            self.live.discard(path)
+            self.version += 1
+        # A dropped unit changed the answers as a landed one does: its questions ask again.
+        return self._answer(batch, [path], landed=isinstance(outcome, Landed | Dropped))
+
+    def batch_over(self, batch: int) -> list[tuple[W, list[str]]]:
+        """The batch's task ended: files it never reported (it failed or was cancelled)
+        answer their waiters as not landed."""
+        if self._batch is None or self._batch.number != batch:
+            return []
+        left = [path for path in self._batch.paths if path not in self._batch.reported]
+        self._batch = None
+        return self._answer(batch, left, landed=False)
+
+    def _answer(self, batch: int, paths: list[str], *, landed: bool) -> list[tuple[W, list[str]]]:
+        done: list[tuple[W, list[str]]] = []
+        for waiting in list(self._waiting):
+            if waiting.after_batch >= batch:
+                continue
+            for path in paths:
+                if path in waiting.paths:
+                    waiting.paths.discard(path)
+                    if landed:
+                        waiting.landed.append(path)
+            if not waiting.paths:
+                self._waiting.remove(waiting)
+                done.append((waiting.waiter, sorted(waiting.landed)))
+        return done
+
+    def refreshed(self, live: Iterable[str]) -> None:
+        """After a refresh of the build's store: the files whose overlay unit is live."""
+        self.live = set(live)
+
+    def close(self) -> list[W]:
+        """Every waiter still waiting (the actor is stopping)."""
+        waiters = [w.waiter for w in self._waiting]
+        self._waiting.clear()
+        return waiters
+
+    def snapshot(self) -> OverlaySnapshot:
+        pending = {*self._due, *(self._batch.paths if self._batch else ())}
+        return OverlaySnapshot(
+            self.version,
+            tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in self.failures.items())),
+            tuple(sorted(pending)),
+            self.last_duration_s,
+            tuple(sorted(self.live)),
+        )
+
+
+class OverlayCompiler:
+    """The work on one file. One task at a time uses it (the actor runs one batch at a
+    time), so its cache of the build description needs no lock."""
+
     def __init__(self, store_path: Path, database_path: Path, workers: WorkerPool) -> None:
         self.store_path = store_path
         self.place = OverlayPlace.for_database(database_path)
         self.workers = workers
-        self.version = 0
-        self.failures: dict[str, OverlayFailure] = {}
-        self.last_duration_s: float | None = None
         self._invocations: tuple[int, dict[str, ModuleInvocation]] | None = None
-        self._running: dict[str, anyio.Event] = {}
-        self._compile_lock = anyio.Lock()
-        """One compiler at a time per store: the machine's cores are shared."""
-
-    def snapshot(self) -> OverlaySnapshot:
-        return OverlaySnapshot(
-            self.version,
-            tuple(sorted((p, f.code, f.message) for p, f in self.failures.items())),
-            self.last_duration_s,
-        )
-
-    def failures_for(self, paths: Iterable[str]) -> list[tuple[WarningCode, str]]:
-        """Why these files (still stale) have no overlay: the last failure of each, while the
-        file is as it was then."""
-        found: list[tuple[WarningCode, str]] = []
-        for path in sorted(set(paths)):
-            failure = self.failures.get(path)
-            if failure is not None and _mtime(path) == failure.file_mtime_ns:
-                found.append((failure.code, failure.message))
-        return found
 
     def _invocation_for(self, path: str) -> ModuleInvocation | NotIndexed:
         build_dir = build_dir_for_store(self.store_path)
@@ -101,6 +308,13 @@ class OverlayRunner:
             except (OSError, ValueError) as error:
                 return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"the build description: {error}")
         invocation = self._invocations[1].get(path) or self._invocations[1].get(os.path.realpath(path))
+        if invocation is None and not path.endswith(".swift"):
+            return NotIndexed(
+                path,
+                WarningCode.OVERLAY_UNAVAILABLE,
+                f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
+                "last build's index until rebuilt.",
+            )
         if invocation is None:
             return NotIndexed(
                 path,
@@ -109,63 +323,73 @@ class OverlayRunner:
             )
         return invocation
 
-    async def run(self, db: Database, db_lock: anyio.Lock, paths: Iterable[str]) -> list[str]:
-        """Re-index those of `paths` that are newer than their live unit; returns the files
-        that landed. A file already being re-indexed is waited for, not run twice."""
-        landed: list[str] = []
-        for path in list(dict.fromkeys(paths))[:MAX_FILES_PER_RUN]:
-            running = self._running.get(path)
-            if running is not None:
-                await running.wait()
-                continue
-            done = self._running[path] = anyio.Event()
-            try:
-                if await self._run_one(db, db_lock, path):
-                    landed.append(path)
-            finally:
-                del self._running[path]
-                done.set()
-        return landed
-
-    async def _run_one(self, db: Database, db_lock: anyio.Lock, path: str) -> bool:
+    async def run_one(
+        self, db: Database, db_lock: anyio.Lock, path: str, tried: Mapping[str, int]
+    ) -> OverlayOutcome:
+        """Re-index `path` if it is newer than its live unit; `tried` holds the mtimes at
+        which files failed (the same content is not tried twice)."""
         async with db_lock:
             unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+            overlay = await anyio.to_thread.run_sync(db.live_overlay_unit, path)
         current = _mtime(path)
-        if unit_mtime is None or current is None or current <= unit_mtime:
-            return False  # fresh already, not indexed at all, or gone
-        failure = self.failures.get(path)
-        if failure is not None and failure.file_mtime_ns == current:
-            return False  # tried with this very content
+        dropped = False
+        if overlay is not None and current is not None and current < overlay[1]:
+            # An overlay unit is written at its file's exact modification time: a file older
+            # than it was put back (a copy or restore that keeps old times), and "newer than
+            # its unit" could never tell. Its last build's unit answers again.
+            async with db_lock:
+                await anyio.to_thread.run_sync(_drop, db, [overlay[0]])
+                unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+            log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
+            dropped = True
+        if unit_mtime is None or current is None or current <= unit_mtime or tried.get(path) == current:
+            return Dropped(path) if dropped else Skipped(path)
         invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
         if isinstance(invocation, NotIndexed):
-            self.failures[path] = OverlayFailure(invocation.code, invocation.message, current)
-            return False
+            return Failed(path, invocation.code, invocation.message, current)
         started = time.perf_counter()
-        async with self._compile_lock:
-            outcome = await index_file(path, invocation, self.place)
+        outcome = await index_file(path, invocation, self.place)
         if isinstance(outcome, NotIndexed):
-            self.failures[path] = OverlayFailure(outcome.code, outcome.message, current)
-            return False
+            return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
-        async with db_lock:
-            ok = await ingest_overlay(
-                db,
-                self.place.store,
-                outcome.unit_names,
-                main_file=path,
-                file_mtime_ns=outcome.file_mtime_ns,
-                workers=self.workers,
-            )
+        try:
+            async with db_lock:
+                ok = await ingest_overlay(
+                    db,
+                    outcome.store,
+                    outcome.unit_names,
+                    main_file=path,
+                    file_mtime_ns=outcome.file_mtime_ns,
+                    workers=self.workers,
+                )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(discard_run, outcome.store)
         if not ok:
-            self.failures[path] = OverlayFailure(
-                WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
+            return Failed(
+                path, WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
             )
-            return False
-        self.failures.pop(path, None)
-        self.version += 1
-        self.last_duration_s = time.perf_counter() - started
-        log.info("overlay_landed", path=path, duration_s=round(self.last_duration_s, 3))
-        return True
+        duration = time.perf_counter() - started
+        log.info("overlay_landed", path=path, duration_s=round(duration, 3))
+        return Landed(path, duration)
+
+
+def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]:
+    """After a refresh of the build's store: when it changed units, forget the overlay
+    units that are no longer live (a build wrote a newer unit for their file, or the file
+    is gone), with the records only they used. Returns how many were dropped, and the files
+    whose overlay unit is live."""
+    names = db.superseded_overlay_units() if changed else []
+    if names:
+        _drop(db, names)
+    return len(names), tuple(sorted(db.overlay_live_files()))
+
+
+def _drop(db: Database, names: list[str]) -> None:
+    """Forget these overlay units, with the records only they used."""
+    db.drop_units(names)
+    db.recompute_live_units()
+    db.collect_garbage()
 
 
 def _mtime(path: str) -> int | None:

@@ -365,6 +365,7 @@ def status(answer: StatusAnswer, output: Output, ctx: Context) -> int:
     for title, paths in (
         ("Changed since indexed", answer.stale_files),
         ("Edited this session", answer.session_edited_files),
+        ("Re-indexed since the build (overlay)", answer.overlay_files),
     ):
         if paths:
             output.line()
@@ -399,6 +400,8 @@ def wait_for_fresh(answer: FreshWaitAnswer, output: Output, ctx: Context) -> int
     for f in sorted(answer.files, key=lambda f: (f.settled, f.path)):
         edited = output.style.dim("  (edited this session)") if f.session_edited else ""
         output.line(f"  {f.state!s:<12} {output.path(f.path)}{edited}")
+    for warning in answer.warnings:
+        output.note(f"warning [{warning.code}]: {warning.message}")
     return EXIT_OK if answer.fresh else EXIT_NO_RESULTS
 
 

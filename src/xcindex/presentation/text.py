@@ -202,6 +202,7 @@ def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) ->
     )
     if len(shown) < len(answer.files):
         lines.append(f"(showing {len(shown)} of {len(answer.files)}, unsettled first; ask about fewer files)")
+    lines.extend(f"Warning [{w.code}]: {w.message}" for w in answer.warnings)
     return "\n".join(lines)
 
 

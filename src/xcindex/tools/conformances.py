@@ -21,7 +21,7 @@ from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role, kind_name
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
-from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
+from xcindex.tools.common import Freshness, freshness_for, occurrence_json
 from xcindex.tools.shapes import ConformanceJson, ConformancesJson
 
 EXTENSION_KIND = 9
@@ -94,12 +94,34 @@ class ConformancesAnswer:
         return answer
 
 
-def _extended_type(db: Database, extension_id: int) -> tuple[SymbolRow, OccurrenceRow] | None:
+def _declared_where(candidates: list[OccurrenceRow], mention: OccurrenceRow) -> OccurrenceRow | None:
+    """Of a type's declarations (or an extension's headers), the one `mention` (the protocol
+    named in an inheritance clause) belongs to: in the mention's file, the nearest before
+    it; else the first in that file; else the smallest place elsewhere.
+
+    One symbol can be declared in several live files (two copies of a package in one
+    store, a file and its duplicate: an extension's USR is the same wherever it is written),
+    so the anchor is chosen by place, never by the database's row order, which a rebuild of
+    the other file changes."""
+    if not candidates:
+        return None
+    same_file = [c for c in candidates if c.path == mention.path]
+    before = [c for c in same_file if (c.line, c.column) <= (mention.line, mention.column)]
+    if before:
+        return max(before, key=lambda c: (c.line, c.column))
+    return min(same_file or candidates, key=lambda c: (c.path, c.line, c.column))
+
+
+def _extended_type(
+    db: Database, extension_id: int, mention: OccurrenceRow
+) -> tuple[SymbolRow, OccurrenceRow] | None:
     """The type an extension extends, and its mention in the extension's header."""
-    for relation in db.related_occurrences(extension_id, Role.REL_EXTENDEDBY):
-        occ = relation.occurrence
-        return db.symbols_by_ids([occ.symbol_id])[occ.symbol_id], occ
-    return None
+    header = _declared_where(
+        [r.occurrence for r in db.related_occurrences(extension_id, Role.REL_EXTENDEDBY)], mention
+    )
+    if header is None:
+        return None
+    return db.symbols_by_ids([header.symbol_id])[header.symbol_id], header
 
 
 def direct_conformances(db: Database, protocol: SymbolRow) -> list[tuple[SymbolRow, OccurrenceRow, bool]]:
@@ -107,11 +129,15 @@ def direct_conformances(db: Database, protocol: SymbolRow) -> list[tuple[SymbolR
     for relation in db.related_occurrences_of(protocol.id, Role.REL_BASEOF):
         related = db.symbols_by_ids([relation.symbol_id])[relation.symbol_id]
         if related.kind == EXTENSION_KIND:
-            extended = _extended_type(db, related.id)
+            extended = _extended_type(db, related.id, relation.occurrence)
             if extended is not None:
                 results.append((extended[0], extended[1], True))
             continue
-        anchor = canonical_occurrence(db.occurrences_of(related.id))
+        occurrences = db.occurrences_of(related.id)
+        declared = [o for o in occurrences if o.roles & Role.DEFINITION] or [
+            o for o in occurrences if o.roles & Role.DECLARATION
+        ]
+        anchor = _declared_where(declared, relation.occurrence)
         if anchor is not None:
             results.append((related, anchor, False))
     return results

@@ -439,9 +439,14 @@ def index_plan(
     *,
     toolchain_roots: Sequence[str | os.PathLike[str]],
     edited_files: frozenset[str] = frozenset(),
+    overlay_files: frozenset[str] = frozenset(),
     last_built: str | None = None,
     max_ranges: int = DEFAULT_MAX_RANGES,
 ) -> RenamePlan:
+    """The index's plan. `edited_files` (real paths) were edited this session: their ranges
+    are red-stale (`session_edited`), unless they are in `overlay_files` (real paths), the
+    files the freshness overlay re-indexed as they are now, whose ranges are tiered like
+    any other."""
     plan = RenamePlan(
         usr=usr,
         old_name=None,
@@ -543,7 +548,7 @@ def index_plan(
     old_base = base_name(symbol.name)
     old_bytes = old_base.encode("utf-8")
     identifier = _is_identifier(old_base)
-    edited = {os.path.realpath(p) for p in edited_files}
+    edited = {os.path.realpath(p) for p in edited_files} - overlay_files
     ranges: dict[tuple[str, int, int], RenameRange] = {}
     definitions: list[tuple[str, str, int, int]] = []
     for renamed_symbol in renamed.values():

@@ -201,6 +201,8 @@ class StatusJson(TypedDict):
     databasePath: str
     sourcekitLsp: list[LspChildJson]
     warnings: list[WarningJson]
+    overlayFiles: NotRequired[list[str]]
+    """Files edited since the last build, re-indexed on their own (the freshness overlay)."""
 
 
 class FileFreshnessJson(TypedDict):
@@ -216,6 +218,8 @@ class FreshWaitJson(TypedDict):
     files: list[FileFreshnessJson]
     fileCount: int
     truncated: bool
+    warnings: NotRequired[list[WarningJson]]
+    """Only when the freshness overlay could not re-index a named file that is still stale."""
 
 
 class RefusalJson(TypedDict):

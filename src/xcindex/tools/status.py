@@ -36,12 +36,16 @@ class StatusAnswer:
     session_edited_files: tuple[str, ...] = ()
     lsp: tuple[LspChildJson, ...] = ()
     warnings: tuple[AnswerWarning, ...] = field(default=())
+    overlay_files: tuple[str, ...] = ()
+    """Files edited since the last build that the freshness overlay re-indexed as they are now."""
+    overlay_covered_edits: tuple[str, ...] = ()
+    """The session-edited files among them (real paths): they do not make the index stale."""
 
     @property
     def completeness(self) -> Completeness:
         if not self.state.ready:
             return Completeness.INDEXING
-        if self.stale_files or self.session_edited_files:
+        if self.stale_files or set(self.session_edited_files) - set(self.overlay_covered_edits):
             return Completeness.STALE
         if self.state.failures:
             return Completeness.PARTIAL
@@ -59,6 +63,11 @@ class StatusAnswer:
             text += " Every indexed file is current."
         if self.session_edited_files:
             text += f" {len(self.session_edited_files)} file(s) edited this session."
+        if self.overlay_files:
+            text += (
+                f" {len(self.overlay_files)} file(s) edited since the last build were re-indexed on their "
+                "own (the freshness overlay): answers about them are fresh."
+            )
         if self.state.failures:
             text += f" {len(self.state.failures)} unit/record file(s) could not be read and were skipped."
         return text
@@ -70,7 +79,7 @@ class StatusAnswer:
         report = state.last_refresh
         counts = state.counts
         limit = None if budget is None else MAX_LISTED
-        return {
+        answer: StatusJson = {
             "indexStorePath": str(state.store_path),
             "indexMtime": iso(self.index_mtime_ns),
             "staleFileCount": len(self.stale_files),
@@ -109,6 +118,9 @@ class StatusAnswer:
             "sourcekitLsp": list(self.lsp),
             "warnings": [w.to_json() for w in self.warnings],
         }
+        if self.overlay_files:
+            answer["overlayFiles"] = list(self.overlay_files[:limit])
+        return answer
 
 
 def lsp_child_json(child: LspChildStatus) -> LspChildJson:

@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 from xcindex.indexstore.database import Database
 from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
-from xcindex.tools.common import file_is_stale
+from xcindex.tools.common import AnswerWarning, file_is_stale
 from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
 from xcindex.warnings import CodedError, WarningCode
 
@@ -46,6 +46,8 @@ class FileFreshness:
     path: str
     state: FileState
     session_edited: bool = False
+    indexed_path: str | None = None
+    """The path as the index spells it (None when no live unit compiles the file)."""
 
     @property
     def settled(self) -> bool:
@@ -61,6 +63,8 @@ class FreshWaitAnswer:
     files: tuple[FileFreshness, ...]
     waited_s: float
     timed_out: bool
+    warnings: tuple[AnswerWarning, ...] = ()
+    """Why files still stale could not be re-indexed by the freshness overlay."""
 
     @property
     def fresh(self) -> bool:
@@ -77,7 +81,7 @@ class FreshWaitAnswer:
 
     def to_json(self, budget: int | None = None) -> FreshWaitJson:
         shown = self.shown(budget)
-        return {
+        answer: FreshWaitJson = {
             "fresh": self.fresh,
             "timedOut": self.timed_out,
             "waitedMs": round(self.waited_s * 1000),
@@ -85,6 +89,9 @@ class FreshWaitAnswer:
             "fileCount": len(self.files),
             "truncated": len(shown) < len(self.files),
         }
+        if self.warnings:
+            answer["warnings"] = [w.to_json() for w in self.warnings]
+        return answer
 
 
 def files_freshness(
@@ -105,7 +112,7 @@ def files_freshness(
         else:
             path, mtime = live[real]
             state = FileState.STALE if file_is_stale(path, mtime) else FileState.FRESH
-            found.append(FileFreshness(asked, state, session_edited))
+            found.append(FileFreshness(asked, state, session_edited, path))
     return found
 
 

@@ -1,0 +1,110 @@
+"""Edit → fresh find_references without a build (the freshness overlay), beside the
+compiler's own incremental build for the same edit: one phase of `bench.run`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.measure import Site, _swift_build, cache_env
+from bench.stats import Stopwatch, percentile
+from xcindex import Engine
+from xcindex.engine import EngineConfig
+
+
+def fresh_edits(families: int, count: int) -> list[dict[str, str]]:
+    """`count` one-file edits spread over the package's families and its three library
+    modules: two comment lines inserted at the top of a file, which moves every site in
+    it; `subject` is a method that file references."""
+    edits: list[dict[str, str]] = []
+    for index in range(count):
+        k = (index * families) // count + 1
+        k %= families
+        module, name, subject = (
+            ("BenchFeatures", f"Feature{k}", f"Base{k}.compute(x:)"),
+            ("BenchDomain", f"Derived{k}", f"Base{k}.compute(x:)"),
+            ("BenchCore", f"Models{k}", f"Base{(k + 1) % families}.compute(x:)"),
+        )[index % 3]
+        edits.append({"path": f"Sources/{module}/Family{k}/{name}.swift", "subject": subject})
+    return edits
+
+
+FRESH_LIMIT_S = 120.0
+"""An edit whose answer is not fresh within this long counts as not fresh."""
+
+
+async def _answer_sites(engine: Engine, root: Path, usr: str) -> tuple[set[Site], dict[str, Any]]:
+    answer = await engine.find_references(usr=usr, project_path=str(root), max_results=500)
+    return {site.key for site in answer.sites}, dict(answer.to_json())
+
+
+async def edit_to_fresh(root: Path, cache: Path, edits: list[dict[str, str]]) -> dict[str, Any]:
+    """For each edit, with a warm engine (the overlay on, as by default): write it, then ask
+    find_references until the answer is fresh (complete, the edited file's sites at their
+    new lines) and time it from the write; then the compiler's own incremental `swift
+    build --build-tests` for the same edit and the next answer, whose sites must be the
+    same. The file is restored and rebuilt (not timed) before the next edit."""
+    samples: list[float] = []
+    builds: list[float] = []
+    after_build: list[float] = []
+    rows: list[dict[str, Any]] = []
+    with cache_env(cache):
+        async with Engine(EngineConfig(overlay=True, reconcile=False)) as engine:
+            for edit in edits:
+                path = root / edit["path"]
+                found = await engine.find_symbol(edit["subject"], project_path=str(root))
+                assert found.resolved is not None, edit["subject"]
+                usr = found.resolved.symbol.usr
+                before, _ = await _answer_sites(engine, root, usr)
+                moved = {(p, line + 2, column) for p, line, column in before if p == str(path)}
+                original = path.read_bytes()
+                row: dict[str, Any] = {"path": edit["path"], "subject": edit["subject"], "fresh": False}
+                try:
+                    started = time.perf_counter()
+                    path.write_bytes(b"// edited by the benchmark\n// twice\n" + original)
+                    asked = 0
+                    while time.perf_counter() - started < FRESH_LIMIT_S:
+                        asked += 1
+                        sites, answer = await _answer_sites(engine, root, usr)
+                        if answer["completeness"] == "complete" and moved <= sites:
+                            row["fresh"] = True
+                            break
+                    elapsed = time.perf_counter() - started
+                    row.update({"edit_to_fresh_s": round(elapsed, 3), "questions": asked})
+                    if row["fresh"]:
+                        samples.append(elapsed)
+                    with Stopwatch() as build:
+                        _swift_build(root)
+                    with Stopwatch() as next_answer:
+                        built, built_answer = await _answer_sites(engine, root, usr)
+                    builds.append(build.seconds)
+                    after_build.append(build.seconds + next_answer.seconds)
+                    row.update(
+                        {
+                            "compiler_build_s": round(build.seconds, 2),
+                            "same_sites_as_build": built == sites,
+                            "after_build": built_answer["completeness"],
+                        }
+                    )
+                finally:
+                    path.write_bytes(original)
+                    _swift_build(root)
+                rows.append(row)
+    return {
+        "edits": rows,
+        "fresh": sum(1 for row in rows if row["fresh"]),
+        "identical_to_build": sum(1 for row in rows if row.get("same_sites_as_build")),
+        "edit_to_fresh": _p50_p95(samples),
+        "compiler_build": _p50_p95(builds),
+        "build_then_answer": _p50_p95(after_build),
+    }
+
+
+def _p50_p95(samples_s: list[float]) -> dict[str, Any]:
+    return {
+        "n": len(samples_s),
+        "p50_s": round(percentile(samples_s, 0.50), 3),
+        "p95_s": round(percentile(samples_s, 0.95), 3),
+        "max_s": round(max(samples_s), 3) if samples_s else None,
+    }

@@ -1,0 +1,81 @@
+"""The overlay's schedule (owned by a store's index actor): when edited files are due, who
+waits for them, and what a question is answered. Plain state, driven with explicit times."""
+
+from __future__ import annotations
+
+from xcindex.overlay.runner import Failed, Landed, OverlaySchedule, Skipped
+from xcindex.warnings import WarningCode
+
+A, B = "/p/A.swift", "/p/B.swift"
+
+
+def test_the_sessions_edits_wait_for_a_quiet_period_and_each_new_edit_pushes_it_back() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.edited([A], now=10.0)
+    assert schedule.start_batch(now=10.5) is None
+    schedule.edited([A], now=10.8)  # edited again: quiet again from here
+    assert schedule.next_due() == 11.8
+    assert schedule.start_batch(now=11.5) is None
+    batch = schedule.start_batch(now=11.8)
+    assert batch is not None
+    assert batch[1] == (A,)
+
+
+def test_a_question_does_not_wait_for_the_quiet_period_and_is_answered_with_what_landed() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=5.0)
+    schedule.edited([A, B], now=0.0)
+    assert schedule.asked([A, B], "question", now=0.1) is None
+    number, paths, _tried = schedule.start_batch(now=0.1) or (0, (), {})
+    assert sorted(paths) == [A, B]
+    assert schedule.reported(number, Landed(A, 0.2), now=0.3) == []
+    assert schedule.reported(number, Skipped(B), now=0.3) == [("question", [A])]
+    assert schedule.snapshot().version == 1
+    assert schedule.batch_over(number) == []
+    assert not schedule.busy
+
+
+def test_a_question_is_not_answered_by_a_run_that_started_before_it() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A], "first", now=0.0)
+    first = schedule.start_batch(now=0.0)
+    assert first is not None
+    schedule.asked([A], "second", now=0.1)  # A may have changed after the run read it
+    assert schedule.reported(first[0], Landed(A, 0.1), now=0.2) == [("first", [A])]
+    assert schedule.batch_over(first[0]) == []
+    second = schedule.start_batch(now=0.2)
+    assert second is not None
+    assert schedule.reported(second[0], Skipped(A), now=0.3) == [("second", [])]
+
+
+def test_a_failure_is_remembered_with_the_files_mtime_and_a_file_changed_meanwhile_is_retried() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A, B], "question", now=0.0)
+    number, _paths, _tried = schedule.start_batch(now=0.0) or (0, (), {})
+    schedule.reported(number, Failed(A, WarningCode.OVERLAY_FAILED, "A: error: expected '}'", 42), now=0.1)
+    # B changed while it was indexed: tried again at once, and the question keeps waiting.
+    assert (
+        schedule.reported(number, Failed(B, WarningCode.OVERLAY_FAILED, "changed", 7, retry=True), now=0.2)
+        == []
+    )
+    assert schedule.batch_over(number) == []
+    retry = schedule.start_batch(now=0.2)
+    assert retry is not None
+    assert retry[1] == (B,)
+    assert retry[2] == {A: 42}  # A is not tried again while it is as it was
+    assert schedule.reported(retry[0], Landed(B, 0.1), now=0.3) == [("question", [B])]
+    assert [(p, c) for p, c, _m, _t in schedule.snapshot().failures] == [(A, WarningCode.OVERLAY_FAILED)]
+
+
+def test_files_a_batch_never_reported_answer_their_question_as_not_landed() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A, B], "question", now=0.0)
+    number, _paths, _tried = schedule.start_batch(now=0.0) or (0, (), {})
+    schedule.reported(number, Landed(A, 0.1), now=0.1)
+    assert schedule.batch_over(number) == [("question", [A])]
+
+
+def test_a_stopping_actor_hands_back_every_waiting_question() -> None:
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A], "one", now=0.0)
+    schedule.asked([B], "two", now=0.0)
+    assert sorted(schedule.close()) == ["one", "two"]
