@@ -44,7 +44,7 @@ from xcindex.engine import Engine, StatusVersion
 from xcindex.ledger import project_directory
 from xcindex.projects import find_projects
 from xcindex.registry import TOOLS, ToolDecl
-from xcindex.server_tools import BUDGET, ToolResult, call_tool, input_schema
+from xcindex.server_tools import BUDGET, ToolResult, call_tool, called_location, input_schema
 from xcindex.server_tools import INSTRUCTIONS as INSTRUCTIONS
 from xcindex.warnings import XcindexError
 
@@ -290,12 +290,9 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         result = await call_tool(engine, params.name, params.arguments, ctx.session.report_progress)
-        arguments = params.arguments or {}
-        if feed is not None and not result.is_error:
-            project, store = arguments.get("projectPath"), arguments.get("indexStorePath")
-            feed.remember(
-                project if isinstance(project, str) else None, store if isinstance(store, str) else None
-            )
+        location = called_location(params.arguments, result)
+        if feed is not None and location is not None:
+            feed.remember(*location)
         return sdk_result(result)
 
     if feed is None:
@@ -368,7 +365,7 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
 
 async def serve_handed_over(
     engine: Engine,
-    feed_group: TaskGroup,
+    feed: StatusFeed,
     lines: MemoryObjectReceiveStream[str],
     write_line: Callable[[str], Awaitable[None]],
     replay: Sequence[str],
@@ -381,10 +378,10 @@ async def serve_handed_over(
     read reaches the server as an exception, which it drops) and answers written as it
     writes them. `replay` comes first: the requests that set the connection's state before
     the handover; the answer to the one with id `replay_id` was already given by the front
-    end, so it is dropped. Every `notifications/cancelled` read is also reported to
+    end, so it is dropped. `feed` already knows the locations of the front end's calls. Every `notifications/cancelled` read is also reported to
     `on_cancelled` (its request id), since it may be meant for a call the front end runs.
     """
-    server = build_server(engine, StatusFeed(engine, feed_group))
+    server = build_server(engine, feed)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -397,7 +394,7 @@ async def serve_handed_over(
             on_cancelled((message.params or {}).get("requestId"))
         return SessionMessage(message)
 
-    async def feed() -> None:
+    async def read_all() -> None:
         async with read_send:
             for line in replay:
                 await read_send.send(read(line))
@@ -420,6 +417,6 @@ async def serve_handed_over(
                 await write_line(message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(feed)
+        tg.start_soon(read_all)
         tg.start_soon(write)
         await server.run(read_receive, write_send, server.create_initialization_options())

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import TextIOWrapper
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -65,7 +65,10 @@ from xcindex.server_front_protocol import (
     response_line,
     tools_list_result,
 )
-from xcindex.server_tools import call_tool
+from xcindex.server_tools import call_tool, called_location
+
+if TYPE_CHECKING:
+    from xcindex.server import StatusFeed
 
 log = get_logger("xcindex.server")
 
@@ -113,6 +116,10 @@ class FrontEnd:
         self._modern_meta: dict[str, Any] | None = None
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._sdk_lines: MemoryObjectSendStream[str] | None = None
+        self._feed: StatusFeed | None = None
+        self._locations: list[tuple[str | None, str | None]] = []
+        """Where successful calls pointed, in order, until the SDK's status feed exists (its
+        resources/list names them)."""
         self._calls: TaskGroup | None = None
         self._closing = anyio.Event()
 
@@ -228,6 +235,7 @@ class FrontEnd:
                 try:
                     arguments = request.params.get("arguments")
                     result = await call_tool(self.engine, request.params["name"], arguments, report)
+                    self._remember(called_location(arguments, result))
                 finally:
                     if self._in_flight.get(key) is flight:
                         del self._in_flight[key]
@@ -240,13 +248,21 @@ class FrontEnd:
                     await self._out.send(error_line(request.id, CONNECTION_CLOSED, "Connection closed"))
             raise
 
+    def _remember(self, location: tuple[str | None, str | None] | None) -> None:
+        if location is None:
+            return
+        if self._feed is not None:
+            self._feed.remember(*location)
+        else:
+            self._locations.append(location)
+
     # --- the handover -----------------------------------------------------------------
 
     async def _hand_over(self, line: str, message: Message | None) -> None:
         """Start the SDK server on this connection, replay what set its state, then feed
         it `line` and everything after."""
         # Imported here, not at the top: importing the SDK is what the front end exists to avoid.
-        from xcindex.server import serve_handed_over
+        from xcindex.server import StatusFeed, serve_handed_over
 
         replay_id = f"xcindex-handover-{uuid.uuid4().hex}"
         replay: list[str] = []
@@ -261,13 +277,15 @@ class FrontEnd:
             era=self._era,
             calls_in_flight=len(self._in_flight),
         )
+        self._feed = StatusFeed(self.engine, self._feed_group)
+        for location in self._locations:
+            self._feed.remember(*location)
         send, receive = anyio.create_memory_object_stream[str](0)
         self._sdk_lines = send
-
         self._group.start_soon(
             serve_handed_over,
             self.engine,
-            self._feed_group,
+            self._feed,
             receive,
             self._out.send,
             replay,

@@ -55,6 +55,17 @@ class ToolResult:
     is_error: bool = False
 
 
+def called_location(
+    arguments: dict[str, Any] | None, result: ToolResult
+) -> tuple[str | None, str | None] | None:
+    """(projectPath, indexStorePath) of a call that succeeded, which the status resources
+    then list (`StatusFeed.remember`); None for a failed call."""
+    if result.is_error:
+        return None
+    project, store = (arguments or {}).get("projectPath"), (arguments or {}).get("indexStorePath")
+    return (project if isinstance(project, str) else None, store if isinstance(store, str) else None)
+
+
 def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     """The model's JSON schema, compact (it is part of every agent's context): no titles, no
     `maxLength` guard on strings (still enforced), and an optional argument is its type (not
