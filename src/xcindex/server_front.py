@@ -65,7 +65,7 @@ from xcindex.server_front_protocol import (
     response_line,
     tools_list_result,
 )
-from xcindex.server_tools import call_tool, called_location
+from xcindex.server_tools import ProgressReporter, call_tool, called_location
 
 if TYPE_CHECKING:
     from xcindex.server import StatusFeed
@@ -204,21 +204,16 @@ class FrontEnd:
         return False
 
     async def _answer_request(self, request: Request, *, modern: bool) -> bool:
-        if request.method == "ping":
-            await self._out.send(response_line(request.id, {}))
-        elif request.method == "server/discover":
-            await self._out.send(response_line(request.id, discover_result()))
-        elif request.method == "tools/list":
-            await self._out.send(response_line(request.id, tools_list_result(modern)))
-        else:
-            assert self._calls is not None
-            self._calls.start_soon(self._call, request, modern)
+        """Answer in a task of its own, as the SDK's dispatcher does: the reader goes on
+        reading while an answer waits for the client to read its output (a client that
+        pipelines requests before reading any answer must not deadlock us)."""
+        assert self._calls is not None
+        self._calls.start_soon(self._respond, request, modern)
         return True
 
-    async def _call(self, request: Request, modern: bool) -> None:
-        """One tools/call, answered as the SDK's dispatcher answers a request: a peer's
-        cancellation silences it; the client's EOF answers it "Connection closed"."""
-        assert request.params is not None
+    async def _respond(self, request: Request, modern: bool) -> None:
+        """One request, answered as the SDK's dispatcher answers it: a peer's cancellation
+        silences it; the client's EOF answers it "Connection closed"."""
         key = correlation_key(request.id)
         assert key is not None
         flight = _InFlight()
@@ -233,20 +228,31 @@ class FrontEnd:
         try:
             with flight.scope:
                 try:
-                    arguments = request.params.get("arguments")
-                    result = await call_tool(self.engine, request.params["name"], arguments, report)
-                    self._remember(called_location(arguments, result))
+                    result = await self._result(request, modern, report)
                 finally:
                     if self._in_flight.get(key) is flight:
                         del self._in_flight[key]
                 if not flight.cancelled_by_peer:
                     answer_started = True
-                    await self._out.send(response_line(request.id, call_result(result, modern)))
+                    await self._out.send(response_line(request.id, result))
         except anyio.get_cancelled_exc_class():
             if not answer_started and not flight.cancelled_by_peer:
                 with anyio.move_on_after(SHUTDOWN_WRITE_S, shield=True):
                     await self._out.send(error_line(request.id, CONNECTION_CLOSED, "Connection closed"))
             raise
+
+    async def _result(self, request: Request, modern: bool, report: ProgressReporter) -> dict[str, Any]:
+        if request.method == "ping":
+            return {}
+        if request.method == "server/discover":
+            return discover_result()
+        if request.method == "tools/list":
+            return tools_list_result(modern)
+        assert request.params is not None
+        arguments = request.params.get("arguments")
+        result = await call_tool(self.engine, request.params["name"], arguments, report)
+        self._remember(called_location(arguments, result))
+        return call_result(result, modern)
 
     def _remember(self, location: tuple[str | None, str | None] | None) -> None:
         if location is None:

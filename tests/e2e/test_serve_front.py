@@ -1,18 +1,23 @@
-"""A session that starts on the front end's fast path and later needs the MCP SDK server.
+"""The front end of the real `xcindex serve`, over real pipes.
 
-The real `xcindex serve` and the SDK's own client: tool calls are answered by the front end
-(no SDK imported), then a subscription to the status resource hands the connection over
-mid-session, on the handshake-era protocol (`resources/subscribe`, what Claude Code speaks)
-and on 2026-07-28 (`subscriptions/listen`, after the client's `server/discover`). The
-subscriber must hear about an edit the hook records, and the session must go on answering.
-The server's log says where the handover happened.
+A session that starts on the fast path and later needs the MCP SDK server, spoken to by the
+SDK's own client: tool calls are answered by the front end (no SDK imported), then a
+subscription to the status resource hands the connection over mid-session, on the
+handshake-era protocol (`resources/subscribe`, what Claude Code speaks) and on 2026-07-28
+(`subscriptions/listen`, after the client's `server/discover`). The subscriber must hear
+about an edit the hook records, and the session must go on answering; the server's log
+says where the handover happened. And a client that writes all its requests before
+reading any answer is served, as by the SDK: the front end never stops reading while an
+answer waits for the pipe.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -146,3 +151,47 @@ async def test_a_2026_session_listens_mid_way_and_hears_the_edit(
         assert not again.is_error
     handover = handover_after_a_fast_path_call(log_file)
     assert (handover["trigger"], handover["era"]) == ("subscriptions/listen", "modern")
+
+
+def test_a_client_that_reads_no_answer_before_it_has_written_every_request_is_served(
+    canary_store: Path, tmp_path: Path
+) -> None:
+    """About 110 kB of requests (more than a pipe holds) written by a blocking client before
+    it reads anything, while their answers, 12 kB each, fill the server's output long
+    before the last request is read: the server must go on reading."""
+    count = 2000
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    lines = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/list"} for n in range(1, count + 1)]
+    payload = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    assert len(payload) > 64 * 1024
+    with subprocess.Popen(
+        [str(XCINDEX), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(tmp_path), "TMPDIR": f"{tmp_path}/"},
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        stuck = threading.Timer(60, process.kill)  # a deadlock fails the test instead of hanging it
+        stuck.start()
+        try:
+            process.stdin.write(payload)
+            process.stdin.flush()
+            answered = {json.loads(process.stdout.readline())["id"] for _ in range(count + 1)}
+            process.stdin.close()
+            assert process.wait(60) == 0
+        finally:
+            stuck.cancel()
+            process.kill()
+    assert answered == set(range(count + 1))
