@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import TextIOWrapper
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -78,6 +78,10 @@ what is ingested so far (`indexing`, with the progress): the call streams progre
 notifications meanwhile, and an agent should get something useful within seconds, not
 wait minutes on a large project (EngineConfig.first_answer_wait_s)."""
 
+Era = Literal["handshake", "modern"]
+"""The protocol era of a connection: the `initialize` handshake (2024-11-05 … 2025-11-25) or
+2026-07-28's per-request envelope."""
+
 SHUTDOWN_WRITE_S = 1.0
 """How long a call cut off by the client's EOF may take to write its "Connection closed"
 error (the SDK's bound for the same write)."""
@@ -96,21 +100,20 @@ class FrontEnd:
     """One connection's front end: answers what it can, hands the rest to the SDK server.
 
     `feed` takes the client's lines in order (from one reader task); `close` is the client's
-    EOF. Answers go to `out`, which one writer drains; `close` closes it once every answer
-    (including the SDK's) is written.
+    EOF. Answers, the SDK's included, go to `out`, which one writer drains.
     """
 
     def __init__(
-        self, engine: Engine, feed_group: TaskGroup, group: TaskGroup, out: MemoryObjectSendStream[str]
+        self, engine: Engine, watch_group: TaskGroup, group: TaskGroup, out: MemoryObjectSendStream[str]
     ) -> None:
         self.engine = engine
-        self._feed_group = feed_group
+        self._watch_group = watch_group
         """Where the status resource's watches run (the server's group: they outlive a request)."""
         self._group = group
         """The connection's group: the SDK server and the calls' group run in it."""
         self._out = out
-        self._era: str | None = None
-        """None until the first request, then "handshake" or "modern": the SDK fixes it then."""
+        self._era: Era | None = None
+        """None until the first request, which fixes it (as it fixes the SDK's)."""
         self._initialize: dict[str, Any] | None = None
         self._initialized_lines: list[str] = []
         self._modern_meta: dict[str, Any] | None = None
@@ -136,10 +139,6 @@ class FrontEnd:
             task_status.started()
             await self._closing.wait()
             calls.cancel_scope.cancel()
-
-    @property
-    def handed_over(self) -> bool:
-        return self._sdk_lines is not None
 
     async def feed(self, line: str) -> None:
         if self._sdk_lines is not None:
@@ -283,7 +282,7 @@ class FrontEnd:
             era=self._era,
             calls_in_flight=len(self._in_flight),
         )
-        self._feed = StatusFeed(self.engine, self._feed_group)
+        self._feed = StatusFeed(self.engine, self._watch_group)
         for location in self._locations:
             self._feed.remember(*location)
         send, receive = anyio.create_memory_object_stream[str](0)
@@ -308,17 +307,18 @@ def _request_line(request_id: str, method: str, params: dict[str, Any]) -> str:
 
 async def serve_connection(
     engine: Engine,
-    feed_group: TaskGroup,
+    watch_group: TaskGroup,
     lines: AsyncIterator[str],
     write: Callable[[str], Awaitable[None]],
 ) -> None:
-    """Serve one MCP connection: `lines` are the client's, `write` sends one line to it.
-    Returns after the client's EOF, once every answer is written."""
+    """Serve one MCP connection: `lines` are the client's, `write` sends one line to it;
+    status watches (after a handover) run in `watch_group`. Returns after the client's EOF,
+    once every answer is written."""
     send, receive = anyio.create_memory_object_stream[str](0)
     async with anyio.create_task_group() as writer:
         writer.start_soon(_write_all, receive, write)
         async with send, anyio.create_task_group() as connection:
-            front = FrontEnd(engine, feed_group, connection, send)
+            front = FrontEnd(engine, watch_group, connection, send)
             await front.start()
             async for line in lines:
                 await front.feed(line)
