@@ -375,6 +375,43 @@ async def test_a_second_initialize_is_left_to_the_sdk(
 
 
 @pytest.mark.parametrize("modern", [False, True], ids=["handshake", "2026"])
+@pytest.mark.parametrize("cancelled", [False, True], ids=["finishes", "cancelled"])
+async def test_a_call_in_flight_at_the_handover_finishes_on_its_own_or_hears_its_cancellation(
+    engine: Engine, modern: bool, cancelled: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The index is held busy while call 5 waits; resources/list hands the connection over;
+    then the client cancels call 5 (the SDK side reads the cancellation and passes it on)
+    or the index is released and call 5 is answered, once, with what the SDK would say."""
+    caplog.set_level(logging.INFO, logger="xcindex.server")
+    question = call(5, "find_symbol", {"symbolName": "UserService", **WHERE}, modern=modern)[0]
+    seen: dict[str, list[str]] = {}
+    for path in (SDK, FRONT):
+        async with connection(path, engine) as pipe:
+            for message, answer_id in opening(modern):
+                await pipe.send(message)
+                if answer_id is not None:
+                    await pipe.answer_to(answer_id)
+            async with engine.holding_index(project_path=str(CANARY)):
+                await pipe.send(question)
+                await anyio.sleep(0.5)
+                await pipe.send(request(6, "resources/list", modern=modern)[0])
+                listed = await pipe.answer_to(6)
+                if cancelled:
+                    await pipe.send(
+                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+                    )
+                    await pipe.send(request(7, "ping" if not modern else "tools/list", modern=modern)[0])
+                    await pipe.answer_to(7)
+            answers = [listed] if cancelled else [listed, await pipe.answer_to(5)]
+            rest = await pipe.end()
+        assert all(json.loads(line).get("id") != 5 for line in rest), (path, rest)
+        seen[path] = answers
+    assert seen[FRONT] == seen[SDK]
+    [handover] = handovers(caplog)
+    assert (handover["trigger"], handover["calls_in_flight"]) == ("resources/list", 1)
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["handshake", "2026"])
 async def test_a_session_handed_over_mid_way_answers_as_the_sdk_throughout(
     engine: Engine, modern: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
