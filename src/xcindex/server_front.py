@@ -27,7 +27,7 @@ import logging
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import TextIOWrapper
@@ -308,7 +308,7 @@ def _request_line(request_id: str, method: str, params: dict[str, Any]) -> str:
 async def serve_connection(
     engine: Engine,
     watch_group: TaskGroup,
-    lines: AsyncIterator[str],
+    lines: AsyncIterable[str],
     write: Callable[[str], Awaitable[None]],
 ) -> None:
     """Serve one MCP connection: `lines` are the client's, `write` sends one line to it;
@@ -342,10 +342,6 @@ class StdioWire:
 
     reader: anyio.AsyncFile[str]
     writer: anyio.AsyncFile[str]
-
-    async def lines(self) -> AsyncIterator[str]:
-        async for line in self.reader:
-            yield line
 
     async def write(self, line: str) -> None:
         await self.writer.write(line)
@@ -399,6 +395,6 @@ async def serve_stdio() -> None:
         tg.start_soon(_stop_on_signals, tg.cancel_scope, engine)
         log.info("server_started", version=__version__)
         with claimed_stdio() as wire:
-            await serve_connection(engine, tg, wire.lines(), wire.write)
+            await serve_connection(engine, tg, wire.reader, wire.write)
         log.info("server_stdin_closed")
         tg.cancel_scope.cancel()
