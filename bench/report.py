@@ -458,9 +458,10 @@ Raw results are JSON under `bench/results/`.
   included) is reported beside it. Best of the repeats.
 - **Cold ingestion.** A fresh `XCINDEX_CACHE_DIR`, an `Engine`, one `find_symbol`: the
   refresh's own duration and the database's occurrence count give the rate.
-- **Start-up.** Spawn `xcindex serve` through the MCP SDK's stdio client, `initialize`,
-  then time the first `find_symbol` and `find_references` answers from the spawn: with an
-  empty cache, then with the cache the first run left. Medians of the repeats.
+- **Start-up.** Spawn `xcindex serve` through the MCP SDK's stdio client (its default
+  mode: `server/discover`, so the 2026-07-28 protocol), then time the first `find_symbol`
+  and `find_references` answers from the spawn: with an empty cache, then with the cache
+  the first run left. Medians of the repeats.
 - **Refresh.** With a warm engine, one file gets a new function, `swift build
   --build-tests` runs (not counted), and the next `find_references` is timed; the refresh's
   own duration comes from the index actor. The file is then restored and rebuilt.

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import anyio
 
         from xcindex.log_setup import configure
-        from xcindex.server import serve_stdio
+        from xcindex.server_front import serve_stdio
 
         configure(args.log_level, args.log_file)
         try:

@@ -112,7 +112,7 @@ class EngineConfig:
     """How long an index tool waits for a store's first ingestion before answering from the
     files ingested so far (`completeness: indexing`, with the progress). Unbounded here: a
     program embedding the Engine, like the CLI, asked for an answer, not a sample; the MCP
-    server bounds it (server.FIRST_ANSWER_WAIT_S) because an agent's call must never look
+    server bounds it (server_front.FIRST_ANSWER_WAIT_S) because an agent's call must never look
     hung. plan_rename always waits: a partial plan would be a wrong edit."""
 
 

@@ -1,10 +1,13 @@
-"""The stdio MCP server: argument validation, rendering, the status resource, and nothing else.
+"""The MCP SDK's server over the Engine: tools, the status resource, subscriptions, both eras.
 
-Registration is thin: each tool names its argument model, the Engine method it calls,
-and how its answer renders (within the response budget, `tools/budget.py`). Every failure
-becomes a tool result with `isError: true` and a message that names the problem; a
-traceback never reaches the client (it goes to the log instead). Every call is one
-structured `tool_call` log event.
+`xcindex serve` starts in `server_front`, which answers a session's first messages without
+importing the SDK and hands the connection to the server built here (`serve_handed_over`)
+at the first message it does not answer itself; in-process clients (`Client(server)`) use
+`build_server` directly. Registration is thin: a tool call runs through
+`server_tools.call_tool` (the same for both paths: validation, the Engine method,
+rendering within the response budget, one structured `tool_call` log event), and every
+failure becomes a tool result with `isError: true` and a message that names the problem; a
+traceback never reaches the client (it goes to the log instead).
 
 The index status is also a resource, `xcindex://status` (the server's own project) or
 `xcindex://status?projectPath=…` / `?indexStorePath=…`, whose subscribers hear
@@ -16,12 +19,9 @@ connections, through `subscriptions/listen` on 2026-07-28 ones.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import signal
-import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,64 +30,25 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from xcindex import __version__
 from xcindex._log import get_logger
-from xcindex.engine import Engine, EngineConfig, StatusVersion, current_progress_listener
+from xcindex.engine import Engine, StatusVersion
 from xcindex.ledger import project_directory
 from xcindex.projects import find_projects
-from xcindex.registry import BY_NAME, TOOLS, ToolDecl
-from xcindex.tools.arguments import MAX_TEXT, ArgumentsError, ToolArgs
-from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, estimated_tokens
+from xcindex.registry import TOOLS, ToolDecl
+from xcindex.server_tools import BUDGET, ToolResult, call_tool, called_location, input_schema
+from xcindex.server_tools import INSTRUCTIONS as INSTRUCTIONS
 from xcindex.warnings import XcindexError
 
 log = get_logger(__name__)
-
-INSTRUCTIONS = (
-    "xcindex answers questions about Swift code from the compiler's index store: exact, not grep. "
-    "Flow: find_symbol(name) → take the usr → find_references / find_definition / find_overrides / "
-    "find_conformances. Every tool needs projectPath (a Swift package folder, Package.swift, "
-    ".xcodeproj or .xcworkspace) or indexStorePath. Answers carry `completeness` and `staleFiles`: "
-    "an empty list with completeness 'stale' means rebuild (swift build --build-tests), then "
-    "wait_for_fresh(files) rather than sleeping, and ask again."
-)
-BUDGET = RESPONSE_BUDGET_CHARS
-"""Every tool result (text and structured content together) is rendered within this."""
-
-
-def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
-    """The model's JSON schema, compact (it is part of every agent's context): no titles, no
-    `maxLength` guard on strings (still enforced), and an optional argument is its type (not
-    `anyOf [type, null]` with `default: null`): being absent from `required` says it is optional."""
-    schema = model.model_json_schema(by_alias=True)
-    schema.pop("title", None)
-    properties: dict[str, dict[str, Any]] = schema.get("properties", {})
-    for name, prop in properties.items():
-        prop.pop("title", None)
-        _drop_length_guard(prop)
-        variants = prop.get("anyOf")
-        if prop.get("default", ...) is None and isinstance(variants, list) and {"type": "null"} in variants:
-            others = [v for v in variants if v != {"type": "null"}]
-            if len(others) == 1:
-                properties[name] = {
-                    **others[0],
-                    **{k: v for k, v in prop.items() if k not in ("anyOf", "default")},
-                }
-    return schema
-
-
-def _drop_length_guard(schema: dict[str, Any]) -> None:
-    if schema.get("maxLength") == MAX_TEXT:
-        del schema["maxLength"]
-    for nested in [*schema.get("anyOf", []), schema.get("items")]:
-        if isinstance(nested, dict) and nested:
-            _drop_length_guard(nested)
 
 
 def tool_listing(tool: ToolDecl) -> types.Tool:
@@ -106,99 +67,12 @@ def tool_listing(tool: ToolDecl) -> types.Tool:
     )
 
 
-def error_result(message: str) -> types.CallToolResult:
-    text = message if message.startswith("Error:") else f"Error: {message}"
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
-
-
-def summarize_arguments(arguments: dict[str, Any] | None) -> dict[str, Any]:
-    """Arguments as a log line shows them: short values whole, long ones cut, lists counted."""
-    summary: dict[str, Any] = {}
-    for key, value in (arguments or {}).items():
-        if isinstance(value, str):
-            summary[key] = value if len(value) <= 200 else value[:200] + "…"
-        elif isinstance(value, list):
-            summary[key] = f"[{len(value)} items]"
-        elif value is None or isinstance(value, bool | int | float):
-            summary[key] = value
-        else:
-            summary[key] = type(value).__name__
-    return summary
-
-
-async def call_tool(
-    engine: Engine,
-    name: str,
-    arguments: dict[str, Any] | None,
-    report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
-) -> types.CallToolResult:
-    """Run one tool call and log it as one `tool_call` event (tool, arguments, outcome,
-    duration, result size, completeness, warning codes)."""
-    started = time.perf_counter()
-    outcome, detail, result = await _call_tool(engine, name, arguments, report_progress)
-    text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
-    structured = result.structured_content or {}
-    tokens = estimated_tokens(text, structured) if structured else len(text) // 4
-    warnings = structured.get("warnings", [])
-    log.info(
-        "tool_call",
-        tool=name,
-        args=summarize_arguments(arguments),
-        outcome=outcome,
-        duration_ms=round((time.perf_counter() - started) * 1000, 2),
-        result_chars=len(text) + (len(json.dumps(structured, ensure_ascii=False)) if structured else 0),
-        result_tokens=tokens,
-        completeness=structured.get("completeness"),
-        truncated=structured.get("truncated"),
-        warning_codes=sorted({str(w.get("code")) for w in warnings if isinstance(w, dict)}),
-        **({"error": detail} if detail else {}),
-    )
-    if tokens > RESPONSE_BUDGET_TOKENS:
-        log.warning("response_over_budget", tool=name, result_tokens=tokens, budget=RESPONSE_BUDGET_TOKENS)
-    return result
-
-
-async def _call_tool(
-    engine: Engine,
-    name: str,
-    arguments: dict[str, Any] | None,
-    report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
-) -> tuple[str, str | None, types.CallToolResult]:
-    """(outcome, error message, result); outcome is ok, invalid, error or crash."""
-    tool = BY_NAME.get(name)
-    if tool is None:
-        message = f"unknown tool '{name}'. Known tools: {', '.join(BY_NAME)}."
-        return "invalid", message, error_result(message)
-    try:
-        args = tool.args.from_mcp(arguments)
-    except ArgumentsError as error:
-        return "invalid", error.mcp_message, error_result(error.mcp_message)
-    if report_progress is not None:
-
-        async def listener(done: int, total: int) -> None:
-            await report_progress(done, total or None, "xcindex: first ingestion of the index store")
-
-        current_progress_listener.set(listener)
-    try:
-        answer = await engine.call(args)
-        structured = tool.structured(answer, BUDGET)
-        text = tool.text(answer, BUDGET)
-    except XcindexError as error:
-        return "error", str(error), error_result(str(error))
-    except Exception as error:
-        log.exception("tool_call_crashed", tool=name)
-        return (
-            "crash",
-            f"{type(error).__name__}: {error}",
-            error_result(
-                f"{name} failed unexpectedly; the server log has the details. The server is still running."
-            ),
-        )
-    return (
-        "ok",
-        None,
-        types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured),
-    )
+def sdk_result(result: ToolResult) -> types.CallToolResult:
+    """A tool call's result as the SDK's model (the front end shapes the same result itself)."""
+    content: list[types.ContentBlock] = [types.TextContent(text=result.text)]
+    if result.is_error:
+        return types.CallToolResult(content=content, is_error=True)
+    return types.CallToolResult(content=content, structured_content=result.structured)
 
 
 # --- the status resource ---------------------------------------------------------------
@@ -416,13 +290,10 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         result = await call_tool(engine, params.name, params.arguments, ctx.session.report_progress)
-        arguments = params.arguments or {}
-        if feed is not None and not result.is_error:
-            project, store = arguments.get("projectPath"), arguments.get("indexStorePath")
-            feed.remember(
-                project if isinstance(project, str) else None, store if isinstance(store, str) else None
-            )
-        return result
+        location = called_location(params.arguments, result)
+        if feed is not None and location is not None:
+            feed.remember(*location)
+        return sdk_result(result)
 
     if feed is None:
         return Server(
@@ -492,41 +363,60 @@ def build_server(engine: Engine, feed: StatusFeed | None = None) -> Server[Any]:
     )
 
 
-async def _stop_on_signals(scope: anyio.CancelScope, engine: Engine) -> None:
-    """SIGTERM/SIGINT: cancel the calls in flight, stop every child, and leave.
+async def serve_handed_over(
+    engine: Engine,
+    feed: StatusFeed,
+    lines: MemoryObjectReceiveStream[str],
+    write_line: Callable[[str], Awaitable[None]],
+    replay: Sequence[str],
+    replay_id: str,
+    on_cancelled: Callable[[object], None],
+) -> None:
+    """Serve a connection the front end (`server_front`) hands over, until `lines` ends.
 
-    The MCP SDK reads stdin in a worker thread that cannot be abandoned, so unwinding would
-    wait for the client's next line or for EOF, which a client that signals may never send.
-    Once the children are gone there is nothing left to clean up: the database is SQLite
-    in WAL mode and the ledger is appended whole lines at a time.
+    Lines are read as the SDK's stdio transport reads them (`validate_json`; what it cannot
+    read reaches the server as an exception, which it drops) and answers written as it
+    writes them. `replay` comes first: the requests that set the connection's state before
+    the handover; the answer to the one with id `replay_id` was already given by the front
+    end, so it is dropped. `feed` already knows the locations of the front end's calls. Every `notifications/cancelled` read is also reported to
+    `on_cancelled` (its request id), since it may be meant for a call the front end runs.
     """
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("server_signal", signal=signal.Signals(signum).name)
-            scope.cancel()
-            await engine.close_children()
-            log.info("server_stopped", reason=signal.Signals(signum).name)
-            logging.shutdown()
-            os._exit(0)
+    server = build_server(engine, feed)
+    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
+    def read(line: str) -> SessionMessage | Exception:
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception as error:
+            return error
+        if isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            on_cancelled((message.params or {}).get("requestId"))
+        return SessionMessage(message)
 
-FIRST_ANSWER_WAIT_S = 5.0
-"""How long an index tool call waits for a store's first ingestion before answering from
-what is ingested so far (`indexing`, with the progress): the call streams progress
-notifications meanwhile, and an agent should get something useful within seconds, not
-wait minutes on a large project (EngineConfig.first_answer_wait_s)."""
+    async def read_all() -> None:
+        async with read_send:
+            for line in replay:
+                await read_send.send(read(line))
+            async with lines:
+                async for line in lines:
+                    await read_send.send(read(line))
 
+    async def write() -> None:
+        replay_answered = False
+        async with write_receive:
+            async for item in write_receive:
+                message = item.message
+                if (
+                    not replay_answered
+                    and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+                    and message.id == replay_id
+                ):
+                    replay_answered = True
+                    continue
+                await write_line(message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
 
-async def serve_stdio() -> None:
-    """Serve until stdin closes or SIGTERM/SIGINT arrives; the Engine's children go with us."""
-    async with (
-        Engine(EngineConfig(first_answer_wait_s=FIRST_ANSWER_WAIT_S)) as engine,
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(_stop_on_signals, tg.cancel_scope, engine)
-        server = build_server(engine, StatusFeed(engine, tg))
-        log.info("server_started", version=__version__)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        log.info("server_stdin_closed")
-        tg.cancel_scope.cancel()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_all)
+        tg.start_soon(write)
+        await server.run(read_receive, write_send, server.create_initialization_options())

@@ -7,7 +7,12 @@ The layers, bottom up (docs/architecture.md, "Where things go"):
 - `locate` (where a store and its workspace are);
 - `tools/` (typed answers; no actors, no presentation, no entry points);
 - `presentation/` (how answers read), `actors/` (who owns what);
-- the entry points: `engine`, `registry`, `server`, `cli`, `cli_tools`, `hooks`, `doctor*`.
+- the entry points: `engine`, `registry`, `server`, `server_front*`, `server_tools`, `cli`,
+  `cli_tools`, `hooks`, `doctor*`.
+
+Only `server` imports the MCP SDK: `xcindex serve` answers a session's first messages
+without it (`server_front`), and that start-up saving is lost the day another module
+imports it at its top.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ ENTRY_POINTS = {
     "xcindex.engine_graph",
     "xcindex.registry",
     "xcindex.server",
+    "xcindex.server_front",
+    "xcindex.server_front_protocol",
+    "xcindex.server_tools",
     "xcindex.cli",
     "xcindex.cli_tools",
     "xcindex.hooks",
@@ -55,7 +63,11 @@ def modules() -> list[tuple[str, Path]]:
     return found
 
 
-def imports_of(path: Path, name: str) -> set[str]:
+SDK_OWNER = "xcindex.server"
+SDK_PACKAGES = ("mcp", "mcp_types")
+
+
+def imports_of(path: Path, name: str, *, prefix: str = "xcindex") -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found: set[str] = set()
@@ -70,7 +82,7 @@ def imports_of(path: Path, name: str) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)
-    return {module for module in found if module.startswith("xcindex")}
+    return {module for module in found if module.startswith(prefix)}
 
 
 def forbidden_for(name: str) -> tuple[str, ...]:
@@ -98,3 +110,11 @@ def test_layers_only_look_down(name: str, path: Path) -> None:
 def test_no_module_does_several_jobs(name: str, path: Path) -> None:
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines < MAX_LINES, f"{name} has {lines} lines: split it by job"
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
+def test_only_the_server_module_imports_the_mcp_sdk(name: str, path: Path) -> None:
+    sdk = sorted(
+        module for module in imports_of(path, name, prefix="mcp") if module.split(".")[0] in SDK_PACKAGES
+    )
+    assert name == SDK_OWNER or not sdk, f"{name} imports the MCP SDK: {sdk}"
