@@ -22,9 +22,13 @@ import os
 import re
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TextIO, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args, get_origin
+
+import anyio
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from pydantic.fields import FieldInfo
 
     from xcindex.engine import Engine
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
     from xcindex.tools.arguments import LocationArgs
     from xcindex.tools.find_symbol import FindSymbolAnswer
 
+T = TypeVar("T")
 _USR = re.compile(r"^(s|c):")
 _LOCATION_FIELDS = ("project_path", "index_store_path")
 CLI_OVERLAY_WAIT_S = 60.0
@@ -162,7 +167,9 @@ def _values(tool: ToolDecl, args: argparse.Namespace) -> dict[str, Any]:
     if args.index_store is not None:
         values["index_store_path"] = os.path.abspath(args.index_store)
     else:
-        values["project_path"] = os.path.abspath(args.project or ".")
+        values["project_path"] = (
+            os.path.abspath(args.project) if args.project else _enclosing_project(os.getcwd())
+        )
     for field in tool.args.model_fields:
         if field in _LOCATION_FIELDS or field == tool.cli.symbol_field:
             continue
@@ -175,11 +182,30 @@ def _values(tool: ToolDecl, args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
+def _enclosing_project(start: str) -> str:
+    """The folder a command run without --project is about: the nearest one holding a
+    Package.swift, an .xcodeproj or an .xcworkspace, from the working directory up (as git
+    finds its repository from a subfolder); the working directory itself when none does."""
+    current = os.path.abspath(start)
+    while True:
+        try:
+            names = os.listdir(current)
+        except OSError:
+            names = []
+        if "Package.swift" in names or any(n.endswith((".xcodeproj", ".xcworkspace")) for n in names):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.abspath(start)
+        current = parent
+
+
 async def _resolve_usr(
     engine: Engine, where: dict[str, Any], symbol: str, output: Output, *, protocols: bool = False
 ) -> str | FindSymbolAnswer:
     """A USR as given, or the USR of the one symbol a name resolves to (docs/tools.md,
     "Resolving names"); the (empty) find_symbol answer when the name finds nothing."""
+    from xcindex.indexstore.model import kind_name
     from xcindex.presentation.text import describe
     from xcindex.tools.resolve import PROTOCOL_KIND, pick_one
 
@@ -189,6 +215,13 @@ async def _resolve_usr(
     resolved, note = found.resolved, found.resolved_note
     if protocols:
         kept = tuple(m for m in found.matches if m.symbol.kind == PROTOCOL_KIND)
+        if found.matches and not kept:
+            first = found.matches[0]
+            raise UsageError(
+                f"'{symbol}' names no protocol ({first.symbol.name} is a {kind_name(first.symbol.kind)}): "
+                f"conformances lists the types that conform to a protocol; `xcindex types {symbol}` shows "
+                "what a type conforms to."
+            )
         found = replace(found, matches=kept)
         resolved, note = pick_one(kept)
     if not found.matches:
@@ -234,12 +267,16 @@ async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output:
         for flag in tool.cli.flags
         if getattr(args, flag.option, None) is not None
     }
-    if tool.name == "plan_rename" and options.get("reconcile_with_lsp", True):
-        output.err.write("xcindex: asking sourcekit-lsp to confirm the ranges (--no-lsp skips this)\n")
-        output.err.flush()
     if tool.cli.settle_first:
         await engine.settle(**where)
-    answer = await engine.call(built, **options)
+    if tool.name == "plan_rename" and options.get("reconcile_with_lsp", True):
+        answer = await _saying_when_slow(
+            engine.call(built, **options),
+            output,
+            "xcindex: asking sourcekit-lsp to confirm the ranges (--no-lsp skips this)\n",
+        )
+    else:
+        answer = await engine.call(built, **options)
     if getattr(args, "all", False):
         answer = await _every_page(engine, tool, values, answer, options)
     ctx = terminal.Context(tool.cli.command, subject)
@@ -248,6 +285,22 @@ async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output:
     # The same exit code and stderr notes as for a person; stdout carries only the JSON.
     _emit_json(output, tool.structured(answer, None))
     return tool.show(answer, replace(output, out=io.StringIO()), ctx)
+
+
+async def _saying_when_slow(call: Awaitable[T], output: Output, message: str, after_s: float = 1.0) -> T:
+    """Await `call`, writing `message` to stderr if it takes longer than `after_s` (a refusal
+    answers at once and should not claim to ask sourcekit-lsp)."""
+    async with anyio.create_task_group() as tg:
+
+        async def say_later() -> None:
+            await anyio.sleep(after_s)
+            output.err.write(message)
+            output.err.flush()
+
+        tg.start_soon(say_later)
+        result = await call
+        tg.cancel_scope.cancel()
+    return result
 
 
 async def _every_page(

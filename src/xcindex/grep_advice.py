@@ -10,6 +10,7 @@ too), which tells the two apart. Import-light (stdlib only).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,15 +22,6 @@ from xcindex.projects import list_folder
 PLUGIN_TOOL_PREFIX = "mcp__plugin_xcindex_xcindex__"
 MANUAL_TOOL_PREFIX = "mcp__xcindex__"
 PLUGIN_ROOT_ENV = "CLAUDE_PLUGIN_ROOT"
-TOOL_NAMES = (
-    "find_symbol",
-    "find_references",
-    "find_definition",
-    "find_overrides",
-    "find_conformances",
-    "blast_radius",
-    "plan_rename",
-)
 
 
 class ToolNames:
@@ -102,7 +94,11 @@ def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
     targets_sources = (
         glob_verdict is True or file_type in _TARGET_TYPES or path.lower().endswith(ledger.TRACKED_SUFFIXES)
     )
-    excluded = glob_verdict is False or (file_type != "" and file_type not in _TARGET_TYPES)
+    # A search in one named file that is not a source (README.md) is a plain-text search.
+    named_other_file = "." in os.path.basename(path) and not path.lower().endswith(ledger.TRACKED_SUFFIXES)
+    excluded = (
+        glob_verdict is False or (file_type != "" and file_type not in _TARGET_TYPES) or named_other_file
+    )
     identifier = None if excluded else swift_identifier(pattern)
     if identifier and not targets_sources:
         base = call.cwd or ledger.project_directory(environ)
@@ -117,13 +113,5 @@ def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
             f"{tools('find_definition')}, {tools('find_overrides')}, {tools('find_conformances')}; "
             f"{tools('blast_radius')} for what a change to a file breaks; {tools('plan_rename')} "
             "before a rename. Keep Grep for plain text (TODOs, log messages, string literals)."
-        )
-    if targets_sources:
-        named = ", ".join(tools(name) for name in TOOL_NAMES)
-        return (
-            "[xcindex] This Grep targets Swift/ObjC sources. For symbol questions (definitions, callers, "
-            "references, overrides, conformances, what a change to a file breaks) the xcindex tools "
-            "answer from the compiler's index, without matches in comments, strings or same-named "
-            f"symbols: {named}. Keep Grep for plain text (TODOs, log messages, string literals)."
         )
     return None

@@ -197,3 +197,29 @@ def test_status_waits_for_the_ingestion_and_reports_freshness(canary_store: Path
     as_json = json.loads(xcindex("status", "--json").stdout)
     assert as_json["completeness"] == "complete"
     assert as_json["indexStorePath"] == str(canary_store.resolve())
+
+
+def test_what_the_new_user_review_found_reads_right_on_the_terminal(canary_store: Path) -> None:
+    """Names that mean several types' members say so and label each site; a page of candidates
+    is a page; a question that does not fit its tool says which does; a subfolder of a
+    package is that package."""
+    refs = xcindex("refs", "prepare")
+    assert refs.returncode == 0, refs.stderr
+    assert "NameLeafRunner.prepare()  definition" in refs.stdout
+    assert "NameFeatureRunner.prepare()  definition" in refs.stdout
+    assert "'prepare' names 3 symbols of different types" in refs.stderr
+
+    page = xcindex("symbol", "prepare", "--max-results", "1")
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.count("instanceMethod") == 1
+    assert "(showing 1-1 of 3; --offset 1 for the next page)" in page.stdout
+
+    not_a_protocol = xcindex("conformances", "UserService")
+    assert not_a_protocol.returncode == 2
+    assert "'UserService' names no protocol (UserService is a class)" in not_a_protocol.stderr
+    assert "xcindex types UserService" in not_a_protocol.stderr
+
+    property_calls = xcindex("calls", "UserProfile.displayName", cwd=CANARY / "Sources" / "CanaryCore")
+    assert property_calls.returncode == 1, property_calls.stderr
+    assert "UserProfile.displayName (instanceProperty) is not a function" in property_calls.stdout
+    assert "xcindex refs" in property_calls.stdout

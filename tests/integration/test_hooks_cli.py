@@ -395,7 +395,7 @@ def test_the_plugin_hooks_run_through_the_launcher_and_an_installed_xcindex(
     payloads = {
         "SessionStart": b'{"hook_event_name": "SessionStart", "source": "startup"}',
         "PostToolUse": edit_payload("Edit", str(project / "A.swift"), project),
-        "PreToolUse": grep_payload({"pattern": "x", "glob": "**/*.swift"}, project),
+        "PreToolUse": grep_payload({"pattern": "fetchUser", "glob": "**/*.swift"}, project),
     }
     texts = {}
     for event, groups in config.items():

@@ -212,28 +212,45 @@ def advice(line: str | None) -> str:
     return line
 
 
-@pytest.mark.parametrize(
-    "tool_input",
-    [
-        {"pattern": "TODO", "glob": "*.swift"},
-        {"pattern": "TODO", "glob": "Sources/**/*.{swift,h}"},
-        {"pattern": "TODO", "type": "swift"},
-        {"pattern": "TODO", "type": "objc"},
-        {"pattern": "TODO", "path": "/src/App/UserService.swift"},
-    ],
-)
-def test_a_grep_over_swift_sources_gets_advice(env: dict[str, str], tool_input: dict[str, object]) -> None:
-    text = advice(hooks.pre_tool_use(env, grep(tool_input, "/nowhere")))
+SOURCE_SCOPES: list[dict[str, object]] = [
+    {"glob": "*.swift"},
+    {"glob": "Sources/**/*.{swift,h}"},
+    {"type": "swift"},
+    {"type": "objc"},
+    {"path": "/src/App/UserService.swift"},
+]
+
+
+@pytest.mark.parametrize("scope", SOURCE_SCOPES)
+def test_a_symbol_search_over_swift_sources_gets_advice(
+    env: dict[str, str], scope: dict[str, object]
+) -> None:
+    text = advice(hooks.pre_tool_use(env, grep({"pattern": "UserService", **scope}, "/nowhere")))
+    assert "`UserService` looks like a Swift symbol" in text
     assert "mcp__xcindex__find_symbol" in text
     assert "mcp__xcindex__find_references" in text
     assert "mcp__plugin_" not in text
+
+
+@pytest.mark.parametrize("scope", SOURCE_SCOPES)
+def test_a_plain_text_search_over_swift_sources_gets_nothing(
+    env: dict[str, str], scope: dict[str, object]
+) -> None:
+    """TODOs, log messages and string literals are Grep's job: no advice costs the agent's context."""
+    for pattern in ("TODO", "FIXME: remove", "could not connect"):
+        assert hooks.pre_tool_use(env, grep({"pattern": pattern, **scope}, "/nowhere")) is None
+
+
+def test_a_symbol_search_in_a_named_text_file_gets_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    package = make_package(tmp_path / "pkg", sources={"Sources/Core/A.swift": time.time()})
+    assert hooks.pre_tool_use(env, grep({"pattern": "Logger", "path": "README.md"}, str(package))) is None
 
 
 def test_under_the_plugin_the_advice_names_the_plugins_tool_names(env: dict[str, str]) -> None:
     """A plugin's MCP tools are `mcp__plugin_<plugin>_<server>__<tool>`; Claude Code sets
     CLAUDE_PLUGIN_ROOT for a plugin's hooks."""
     env["CLAUDE_PLUGIN_ROOT"] = "/home/me/.claude/plugins/cache/xcindex/xcindex/0.1.0"
-    text = advice(hooks.pre_tool_use(env, grep({"pattern": "TODO", "type": "swift"}, "/nowhere")))
+    text = advice(hooks.pre_tool_use(env, grep({"pattern": "UserService", "type": "swift"}, "/nowhere")))
     for tool in ("find_symbol", "find_references", "find_definition", "blast_radius", "plan_rename"):
         assert f"mcp__plugin_xcindex_xcindex__{tool}" in text
     assert "mcp__xcindex__" not in text

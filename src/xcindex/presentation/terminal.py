@@ -198,9 +198,10 @@ def find_symbol(answer: FindSymbolAnswer, output: Output, ctx: Context) -> int:
     if not answer.matches:
         return symbol_not_found(answer, output)
     how = " (by base name)" if answer.matched_by is MatchedBy.BASE_NAME else ""
+    page = answer.shown()
     output.line(f"{plural(len(answer.matches), 'symbol')} named {answer.query}{how}, best first")
     output.line()
-    for m in answer.matches:
+    for m in page:
         where = (
             f"{output.style.file(output.path(m.definition.path))}:{m.definition.line}"
             if m.definition is not None
@@ -214,6 +215,12 @@ def find_symbol(answer: FindSymbolAnswer, output: Output, ctx: Context) -> int:
         )
         if m.hint:
             output.line(f"    {output.style.dim(m.hint)}")
+    next_offset = answer.next_offset()
+    if next_offset is not None or answer.offset:
+        first, last = answer.offset + 1, answer.offset + len(page)
+        more = f"; --offset {next_offset} for the next page" if next_offset is not None else ""
+        output.line()
+        output.line(f"(showing {first}-{last} of {len(answer.matches)}{more})")
     if answer.resolved_note:
         output.note(f"note: {answer.resolved_note}")
     print_freshness(output, answer.freshness)
@@ -224,7 +231,9 @@ def _sites(answer: SitesAnswer, output: Output, what: str, preposition: str, mor
     if answer.sites:
         files = plural(len({site.occurrence.path for site in answer.sites}), "file")
         subject = ", ".join(sorted({s.name for s in answer.symbols})) or answer.query
-        where_shown = f"(the first {len(answer.sites)}, in {files})" if answer.truncated else f"in {files}"
+        paged = answer.truncated or answer.offset > 0
+        first, last = answer.offset + 1, answer.offset + len(answer.sites)
+        where_shown = f"({first}-{last}, in {files})" if paged else f"in {files}"
         output.line(f"{plural(answer.total, what)} {preposition} {subject} {where_shown}")
         output.line()
         grouped(
@@ -234,20 +243,22 @@ def _sites(answer: SitesAnswer, output: Output, what: str, preposition: str, mor
                     site.occurrence.path,
                     site.occurrence.line,
                     site.occurrence.column,
-                    f"{output.style.name(site.symbol.name)}  {output.style.dim(site.role_text())}",
+                    f"{output.style.name(answer.label(site))}  {output.style.dim(site.role_text())}",
                 )
                 for site in answer.sites
             ),
         )
         if answer.truncated:
             output.line()
-            output.line(f"(showing {len(answer.sites)} of {answer.total}{more})")
+            output.line(f"(showing {first}-{last} of {answer.total}{more})")
     elif not answer.symbols:
         output.line(
             f"No symbol {answer.query} in this index: check the name (methods need labels) or the USR."
         )
     else:
         output.line(f"No {what}s {preposition} {answer.query} in this index.")
+    if answer.note:
+        output.note(f"note: {answer.note}")
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.sites else EXIT_NO_RESULTS
 
@@ -268,7 +279,10 @@ def definition(answer: DefinitionAnswer, output: Output, ctx: Context) -> int:
             f"{output.style.name(answer.site.symbol.name)}"
         )
     else:
-        output.line(f"No definition of {answer.usr} in this index.")
+        output.line(
+            f"No definition of {answer.usr} in this index: an SDK symbol's source is not indexed, "
+            "and a project symbol needs a build (or a USR from `xcindex symbol NAME`)."
+        )
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.site is not None else EXIT_NO_RESULTS
 

@@ -14,6 +14,7 @@ from xcindex.presentation.terminal import (
     plural,
     print_freshness,
 )
+from xcindex.presentation.text import not_callable_note
 
 if TYPE_CHECKING:
     from xcindex.tools.call_hierarchy import CallHierarchyAnswer
@@ -63,6 +64,8 @@ def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) ->
         )
     elif answer.truncated:
         output.line(f"(stopped after {len(answer.groups)} groups)")
+    if (why := not_callable_note(answer)) is not None:
+        output.line(why)
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.groups else EXIT_NO_RESULTS
 

@@ -81,14 +81,15 @@ def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> s
     else:
         shown = answer.shown(budget)
         files = sorted({s.occurrence.path for s in shown})
-        lines = [f"{answer.total} {what} of '{answer.query}' in {len(files)} file(s):"]
+        subject = ", ".join(sorted({s.name for s in answer.symbols})) or answer.query
+        lines = [f"{answer.total} {what} of '{subject}' in {len(files)} file(s):"]
         current = ""
         for site in shown:
             if site.occurrence.path != current:
                 current = site.occurrence.path
                 lines.append(current)
             occ = site.occurrence
-            lines.append(f"  {occ.line}:{occ.column} {site.symbol.name} [{site.role_text()}]")
+            lines.append(f"  {occ.line}:{occ.column} {answer.label(site)} [{site.role_text()}]")
         overrides = what.startswith("override")
         next_offset = answer.next_offset(budget)
         first, last = answer.offset + 1, answer.offset + len(shown)
@@ -206,6 +207,24 @@ def render_wait_for_fresh(answer: FreshWaitAnswer, budget: int | None = None) ->
     return "\n".join(lines)
 
 
+_CALLABLE_KINDS = frozenset({12, 16, 17, 18, 22, 23})  # functions, methods, initialisers
+_SUBSCRIPT_SUBKIND = 1011
+
+
+def not_callable_note(answer: CallHierarchyAnswer) -> str | None:
+    """Why an empty call hierarchy is empty when its symbol is not something one calls."""
+    root = answer.root
+    if root is None or answer.groups:
+        return None
+    symbol = root.symbol
+    if symbol.kind in _CALLABLE_KINDS or symbol.subkind == _SUBSCRIPT_SUBKIND:
+        return None
+    return (
+        f"{root.qualified_name} ({kind_name(symbol.kind)}) is not a function: a call hierarchy follows "
+        "calls; its uses are references (find_references, `xcindex refs`)."
+    )
+
+
 def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None) -> str:
     if answer.root is None:
         lines = [
@@ -254,6 +273,8 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
                 f"(showing {len(shown)} of {len(answer.groups)} groups; deeper levels were cut: lower depth, "
                 f"or ask about one of the callers)"
             )
+        if (why := not_callable_note(answer)) is not None:
+            lines.append(why)
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
 

@@ -68,6 +68,12 @@ class SitesAnswer:
     note: str | None = None
     """How a name was resolved when that took a decision (for example, a requirement
     and its default implementation)."""
+    labels: tuple[tuple[int, str], ...] = ()
+    """Symbol id → the name to show for its sites, when symbols of different types are
+    answered together (`value` of several types: `Timestamp.value`, `Pair.value`)."""
+
+    def label(self, site: Site) -> str:
+        return dict(self.labels).get(site.symbol.id, site.symbol.name)
 
     def named_paths(self) -> set[str]:
         return {site.occurrence.path for site in self.sites}
@@ -176,25 +182,40 @@ def capped(
     )
 
 
-def symbols_for(db: Database, symbol_name: str | None, usr: str | None) -> tuple[list[SymbolRow], str | None]:
+def symbols_for(
+    db: Database, symbol_name: str | None, usr: str | None
+) -> tuple[list[SymbolRow], str | None, tuple[tuple[int, str], ...]]:
     """The symbols a query is about: one USR, or the best-ranked candidates of a name (all
     those ranked as high as the first: overloads, a requirement and its default
-    implementations), with a note saying which when the name also names others."""
+    implementations), with a note saying which when the name also names others, and the
+    names to show when they belong to different types."""
     if usr is not None:
         symbol = db.symbol_by_usr(usr)
-        return ([symbol] if symbol is not None else []), None
+        return ([symbol] if symbol is not None else []), None, ()
     assert symbol_name is not None
     candidates = resolve(db, symbol_name).candidates
     if not candidates:
-        return [], None
+        return [], None, ()
     chosen = [c for c in candidates if c.tier() == candidates[0].tier()]
-    note = None
+    notes = []
+    labels: tuple[tuple[int, str], ...] = ()
+    containers = {c.container for c in chosen}
+    if len(containers) > 1:
+        labels = tuple(
+            (c.symbol.id, f"{c.container_name}.{c.symbol.name}" if c.container else c.symbol.name)
+            for c in chosen
+        )
+        shown = ", ".join(label for _, label in labels[:8]) + (", …" if len(labels) > 8 else "")
+        notes.append(
+            f"'{symbol_name}' names {len(chosen)} symbols of different types ranked as high as each other, "
+            f"answered together ({shown}); ask by usr or with the type (Type.member) for one of them"
+        )
     if len(chosen) < len(candidates):
-        note = (
+        notes.append(
             f"'{symbol_name}' also names {len(candidates) - len(chosen)} other symbol(s) ranked lower "
             "(find_symbol lists them; ask by usr for one of them)"
         )
-    return [c.symbol for c in chosen], note
+    return [c.symbol for c in chosen], "; ".join(notes) or None, labels
 
 
 def find_references(
@@ -205,7 +226,7 @@ def find_references(
     max_results: int = DEFAULT_MAX_RESULTS,
     offset: int = 0,
 ) -> SitesAnswer:
-    symbols, note = symbols_for(db, symbol_name, usr)
+    symbols, note, labels = symbols_for(db, symbol_name, usr)
     if len(symbols) == 1 and symbols[0].kind != CONSTRUCTOR_KIND:
         # One symbol with no implicit sites to add: the page comes from SQL (a hub symbol
         # has tens of thousands of sites; only the page shown is built here).
@@ -224,7 +245,8 @@ def find_references(
             note,
         )
     sites = dedupe_and_sort(Site(symbol, occ) for symbol in symbols for occ in source_occurrences(db, symbol))
-    return capped(usr or symbol_name or "", db, symbols, sites, max_results, offset, note)
+    answer = capped(usr or symbol_name or "", db, symbols, sites, max_results, offset, note)
+    return replace(answer, labels=labels) if labels else answer
 
 
 def find_definition(db: Database, usr: str) -> DefinitionAnswer:
