@@ -103,7 +103,9 @@ def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> s
                 f"(showing {len(shown)} of {answer.total}: that is what fits the response budget of "
                 f"~{RESPONSE_BUDGET_TOKENS // 1000}k tokens. Ask again with offset {next_offset} for the "
                 "next page, narrow the question (one usr rather than a name; blast_radius for files), "
-                f"or list them all in a shell: {command})"
+                f"or list them all in a shell: {command} (under the Claude Code plugin the command is "
+                '"${CLAUDE_PLUGIN_ROOT}/bin/xcindex")'
+                ")"
             )
         elif next_offset is not None and overrides:
             lines.append(
