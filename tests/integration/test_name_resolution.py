@@ -97,6 +97,30 @@ async def test_overloads_and_requirements_carry_a_hint_saying_which_usr_is_which
     assert default["signature"] == "public func run() -> String"
 
 
+async def test_a_witness_in_a_conforming_types_extension_is_no_default_implementation(
+    canary_store: Path,
+) -> None:
+    """`greet` names Greeter's requirement, its default (in `extension Greeter`) and two
+    witnesses: PirateGreeter's, and ProfileFeature's written in `extension ProfileFeature:
+    Greeter`. Only the first is a default implementation (once both witnesses were called
+    that, in the hints and in the note of the symbol taken)."""
+    async with Engine() as engine:
+        answer = (await engine.find_symbol("greet", index_store_path=str(canary_store))).to_json()
+    by_container = {r["container"]: r for r in answer["results"] if r["container"] != "Greeter"}
+    requirement, default = (r for r in answer["results"] if r["container"] == "Greeter")
+    pirate, feature = by_container["PirateGreeter"], by_container["ProfileFeature"]
+    assert requirement["hint"] == f"protocol requirement; default implementation(s): {default['usr']}"
+    assert default["hint"] == f"default implementation of the requirement {requirement['usr']}"
+    assert "hint" not in pirate
+    assert "hint" not in feature
+    assert answer["resolvedUsr"] == requirement["usr"]
+    assert answer["resolvedNote"] == (
+        f"'greet()' names a protocol requirement and its default implementation(s) ({default['usr']}) "
+        f"and witness(es) in conforming types ({pirate['usr']}, {feature['usr']}); "
+        f"taken: the requirement {requirement['usr']}"
+    )
+
+
 async def test_sdk_symbols_the_project_uses_are_candidates_after_the_project(canary_store: Path) -> None:
     async with Engine() as engine:
         for case in NAMES["sdk"]:

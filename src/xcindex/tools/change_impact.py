@@ -36,6 +36,7 @@ from xcindex.tools.blast_radius import COMMAND_PATTERN_LIMIT, TestTarget, tests_
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.call_graph import overridden_closures
 from xcindex.tools.common import Freshness, file_is_stale, occurrence_json
+from xcindex.tools.references import source_occurrences
 from xcindex.tools.shapes import ChangedSymbolJson, ChangeImpactJson, CoveringTestJson
 from xcindex.tools.swift_decls import (
     Decl,
@@ -544,8 +545,10 @@ def change_impact(
     references: list[tuple[SymbolRow, OccurrenceRow]] = []
     symbols = db.symbols_by_ids(seeds)
     for symbol_id in sorted(seeds):
-        for occ in db.occurrences_of(symbol_id):
-            if occ.roles & _WRITTEN or occ.roles & _IMPLICIT or not occ.roles & _USE:
+        # As find_references counts them: written uses, and a property wrapper's attribute
+        # (`@Wrapper(...) var x`), the implicit call of the initializer it names.
+        for occ in source_occurrences(db, symbols[symbol_id]):
+            if occ.roles & _WRITTEN or not occ.roles & _USE:
                 continue
             if occ.line in changed_lines.get(occ.path, set()):
                 continue

@@ -198,16 +198,32 @@ def pick_one(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str | N
     requirements = [c for c in top if c.container_kind == PROTOCOL_KIND and not c.in_extension]
     if len(requirements) == 1:
         requirement = requirements[0]
-        defaults = [c for c in top if c is not requirement]
-        if defaults and all(requirement.symbol.id in c.overrides for c in defaults):
-            usrs = ", ".join(c.symbol.usr for c in defaults)
+        others = [c for c in top if c is not requirement]
+        if others and all(requirement.symbol.id in c.overrides for c in others):
+            defaults = ", ".join(c.symbol.usr for c in others if _is_default(c, requirement))
+            witnesses = ", ".join(c.symbol.usr for c in others if not _is_default(c, requirement))
+            named = " and ".join(
+                [f"its default implementation(s) ({defaults})"] * bool(defaults)
+                + [f"witness(es) in conforming types ({witnesses})"] * bool(witnesses)
+            )
             return requirement, (
-                f"'{requirement.symbol.name}' names a protocol requirement and its default "
-                f"implementation(s) ({usrs}); taken: the requirement {requirement.symbol.usr}"
+                f"'{requirement.symbol.name}' names a protocol requirement and {named}; "
+                f"taken: the requirement {requirement.symbol.usr}"
             )
     if len(top) == 1:
         return top[0], None
     return None, None
+
+
+def _is_default(candidate: Candidate, requirement: Candidate) -> bool:
+    """A default implementation of `requirement`: declared in an extension of the protocol
+    itself. A conforming type's witness, even one written in an extension of that type
+    (`extension Feature: Greeter { func greet() }`), is not one."""
+    return (
+        candidate.in_extension
+        and candidate.container == requirement.container
+        and requirement.symbol.id in candidate.overrides
+    )
 
 
 def _meant_alike(one: Candidate, other: Candidate) -> bool:
@@ -571,10 +587,14 @@ def _with_hints(candidates: list[Candidate]) -> list[Candidate]:
     for c in candidates:
         hint: str | None = None
         requirement = next((by_id[i] for i in sorted(c.overrides) if i in by_id), None)
-        if requirement is not None and requirement.container_kind == PROTOCOL_KIND and c.in_extension:
+        if (
+            requirement is not None
+            and requirement.container_kind == PROTOCOL_KIND
+            and _is_default(c, requirement)
+        ):
             hint = f"default implementation of the requirement {requirement.symbol.usr}"
         elif c.container_kind == PROTOCOL_KIND and not c.in_extension:
-            defaults = [d.symbol.usr for d in candidates if c.symbol.id in d.overrides and d.in_extension]
+            defaults = [d.symbol.usr for d in candidates if _is_default(d, c)]
             if defaults:
                 hint = "protocol requirement; default implementation(s): " + ", ".join(defaults)
         if hint is None:
