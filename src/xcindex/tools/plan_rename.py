@@ -25,6 +25,8 @@ from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.common import canonical_occurrence, file_is_stale
 from xcindex.tools.references import overriding_sites, source_occurrences
 from xcindex.tools.rename_checks import (
+    ATTRIBUTE_LINES_ABOVE,
+    attributes_only,
     complete_witnesses,
     refusal_reason,
     requirement_protocols,
@@ -419,16 +421,27 @@ class _FileBytes:
         return lines[line - 1]
 
     def definition_text(self, occ: OccurrenceRow) -> str:
-        """The definition's line with the attribute lines right above it."""
+        """The definition's line with the attribute lines right above it: lines holding only
+        attributes, an attribute's arguments spread over several lines included; never the
+        previous declaration (`@Flag var verbose = false` on the line above is not one)."""
         found: list[bytes] = []
         current = self.line(occ.path, occ.line)
         if current is not None:
             found.append(current)
-        for above in range(occ.line - 1, max(occ.line - 4, 0), -1):
+        pending: list[bytes] = []
+        depth = 0
+        for above in range(occ.line - 1, max(occ.line - ATTRIBUTE_LINES_ABOVE, 0) - 1, -1):
             text = self.line(occ.path, above)
-            if text is None or not text.strip().startswith(b"@"):
+            if text is None:
                 break
-            found.insert(0, text)
+            pending.insert(0, text)
+            depth += text.count(b")") - text.count(b"(")
+            if depth > 0:
+                continue  # inside an attribute's arguments, opened on a line further up
+            if not attributes_only(b"\n".join(pending).decode("utf-8", "replace")):
+                break
+            found[0:0] = pending
+            pending = []
         return b"\n".join(found).decode("utf-8", "replace")
 
 

@@ -373,6 +373,29 @@ _NOT_WRAPPERS = frozenset(
     }
 )
 _ATTRIBUTE = re.compile(r"@([A-Z][A-Za-z0-9_]*)")
+_ATTRIBUTE_NAME = re.compile(r"\s*@[A-Za-z_][A-Za-z0-9_.]*(<[^>\n]*>)?")
+ATTRIBUTE_LINES_ABOVE = 12
+"""How far above a definition its attribute lines are looked for."""
+
+
+def attributes_only(text: str) -> bool:
+    """`text` is one or more attributes and nothing else (`@Option(name: .long,\n help: "…")`,
+    `@MainActor @objc`); false for a declaration (`@Flag var verbose = false`)."""
+    rest = text
+    matched = False
+    while match := _ATTRIBUTE_NAME.match(rest):
+        matched = True
+        rest = rest[match.end() :]
+        if rest.startswith("("):
+            depth = 0
+            for index, char in enumerate(rest):
+                depth += (char == "(") - (char == ")")
+                if depth == 0:
+                    rest = rest[index + 1 :]
+                    break
+            else:
+                return False
+    return matched and not rest.strip()
 
 
 def _conforms_to_codable(db: Database, type_symbol: SymbolRow) -> bool:
