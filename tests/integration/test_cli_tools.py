@@ -223,3 +223,29 @@ def test_what_the_new_user_review_found_reads_right_on_the_terminal(canary_store
     assert property_calls.returncode == 1, property_calls.stderr
     assert "UserProfile.displayName (instanceProperty) is not a function" in property_calls.stdout
     assert "xcindex refs" in property_calls.stdout
+
+
+def test_footers_and_headers_tell_the_next_step(canary_store: Path) -> None:
+    """A cut list of references names the `--offset` of the next page; a count of one
+    conformer reads in the singular; a type hierarchy with nothing in the asked direction
+    says the other direction exists (a new user on a real package met each of these)."""
+    page = xcindex("refs", "UserService", "--max-results", "2")
+    assert page.returncode == 0, page.stderr
+    total = json.loads(xcindex("refs", "UserService", "--json", "--all").stdout)["totalCount"]
+    assert f"(showing 1-2 of {total}; --offset 2 for the next page" in page.stdout
+    following = xcindex("refs", "UserService", "--max-results", "2", "--offset", "2")
+    assert f"(showing 3-4 of {total}; --offset 4 for the next page" in following.stdout
+
+    for protocol in ("Greeter", "AuthManager", "Measurable", "Auditable", "NameRunner", "Configurable"):
+        answer = json.loads(xcindex("conformances", protocol, "--json").stdout)
+        count = len(answer["conformances"])
+        header = xcindex("conformances", protocol).stdout.splitlines()[0]
+        verb = "conforms" if count == 1 else "conform"
+        assert header.startswith(f"{count} type{'' if count == 1 else 's'} {verb} to {protocol} "), header
+
+    supertypes = xcindex("types", "Greeter", "--direction", "supertypes")
+    assert supertypes.returncode == 1, supertypes.stderr
+    assert "--direction subtypes asks the other way" in supertypes.stdout
+    subtypes = xcindex("types", "Greeter", "--direction", "subtypes")
+    assert subtypes.returncode == 0, subtypes.stderr
+    assert "asks the other way" not in subtypes.stdout

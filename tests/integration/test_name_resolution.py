@@ -87,8 +87,8 @@ async def test_overloads_and_requirements_carry_a_hint_saying_which_usr_is_which
         ).to_json()
         runner = (await engine.find_symbol("NameRunner.run()", index_store_path=str(canary_store))).to_json()
     assert [r["hint"] for r in overloads["results"]] == [
-        "one of 2 overloads of send in NameClient; this one is send(_:) (line 10)",
-        "one of 2 overloads of send in NameClient; this one is send(payload:retries:) (line 15)",
+        "one of 2 matching overloads of send in NameClient; this one is send(_:) (line 10)",
+        "one of 2 matching overloads of send in NameClient; this one is send(payload:retries:) (line 15)",
     ]
     requirement, default = runner["results"]
     assert requirement["hint"] == f"protocol requirement; default implementation(s): {default['usr']}"

@@ -249,8 +249,10 @@ def _sites(answer: SitesAnswer, output: Output, what: str, preposition: str, mor
             ),
         )
         if answer.truncated:
+            next_offset = answer.next_offset()
+            following = f"; --offset {next_offset} for the next page" if next_offset is not None else ""
             output.line()
-            output.line(f"(showing {first}-{last} of {answer.total}{more})")
+            output.line(f"(showing {first}-{last} of {answer.total}{following}{more})")
     elif not answer.symbols:
         output.line(
             f"No symbol {answer.query} in this index: check the name (methods need labels) or the USR."
@@ -292,7 +294,8 @@ def conformances(answer: ConformancesAnswer, output: Output, ctx: Context) -> in
         name = answer.protocol.name if answer.protocol else answer.usr
         files = {c.anchor.path for c in answer.conformances}
         output.line(
-            f"{plural(len(answer.conformances), 'type')} conform to {name} in {plural(len(files), 'file')}"
+            f"{plural(len(answer.conformances), 'type')} {'conforms' if len(answer.conformances) == 1 else 'conform'} "
+            f"to {name} in {plural(len(files), 'file')}"
         )
         output.line()
 

@@ -602,7 +602,7 @@ def _with_hints(candidates: list[Candidate]) -> list[Candidate]:
             if len(group) > 1 and c.definition is not None:
                 where = f" in {c.container_name}" if c.container else ""
                 hint = (
-                    f"one of {len(group)} overloads of {name_labels(c.symbol.name)[0]}{where}; "
+                    f"one of {len(group)} matching overloads of {name_labels(c.symbol.name)[0]}{where}; "
                     f"this one is {c.symbol.name} (line {c.definition.line})"
                 )
         result.append(c if hint is None else replace(c, hint=hint))
