@@ -97,8 +97,8 @@ def type_hierarchy(answer: TypeHierarchyAnswer, output: Output, ctx: Context) ->
             where = f"{output.path(local.mention.path)}:{local.mention.line}:{local.mention.column}"
             output.line(f"  {output.style.name(local.name)}  {local.kind}  {output.style.dim(where)}")
     if not answer.links and not answer.local_subtypes:
-        other = "subtypes" if answer.direction == "supertypes" else "supertypes"
-        output.line(output.style.dim(f"(none in this direction: --direction {other} asks the other way)"))
+        opposite = "subtypes" if answer.direction == "supertypes" else "supertypes"
+        output.line(output.style.dim(f"(none in this direction: --direction {opposite} asks the other way)"))
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.links or answer.local_subtypes else EXIT_NO_RESULTS
 

@@ -307,8 +307,8 @@ def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None
                 f"source] at {local.mention.path}:{local.mention.line}:{local.mention.column}"
             )
         if not answer.links and not answer.local_subtypes:
-            other = "subtypes" if answer.direction == "supertypes" else "supertypes"
-            lines.append(f"(none in this direction; direction '{other}' asks the other way)")
+            opposite = "subtypes" if answer.direction == "supertypes" else "supertypes"
+            lines.append(f"(none in this direction; direction '{opposite}' asks the other way)")
         if len(shown) < len(answer.links) or answer.truncated:
             lines.append(
                 f"(showing {len(shown)} of {len(answer.links)}; list them all in a shell: xcindex types "
