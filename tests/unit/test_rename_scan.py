@@ -91,3 +91,23 @@ def test_types_declared_in_function_bodies_adopting_the_protocol_are_named(tmp_p
     warnings = unproven_warnings("logLevel", (*unproven, *local))
     assert [str(code) for code, _ in warnings] == ["unproven_occurrences", "unproven_occurrences"]
     assert f"{source}:3" in warnings[1][1]
+
+
+def test_a_package_manifest_is_no_unproven_site_unless_the_index_compiles_it(tmp_path: Path) -> None:
+    """`name:` in Package.swift is PackageDescription's label, never the renamed symbol: a new
+    user renaming a property called `name` got every target's `name:` as an unproven site."""
+    manifest = 'let package = Package(name: "P", targets: [.target(name: "P")])\n'
+    (tmp_path / "Package.swift").write_text(manifest, encoding="utf-8")
+    (tmp_path / "Package@swift-5.9.swift").write_text(manifest, encoding="utf-8")
+    sources = tmp_path / "Sources" / "P"
+    sources.mkdir(parents=True)
+    (sources / "Package.swift").write_text("struct Package { var name = 1 }\nlet n = Package().name\n")
+    (sources / "Other.swift").write_text("func f(name: Int) {}\n", encoding="utf-8")
+    indexed = {
+        str((sources / "Package.swift").resolve()): {(1, 22)},
+        str((sources / "Other.swift").resolve()): set(),
+    }
+    result = scan_tree(tmp_path, "name", set(), lambda path: indexed.get(path))
+    found = sorted((Path(m.path).relative_to(tmp_path).as_posix(), m.line, m.column) for m in result.unproven)
+    # The two manifests are left out; a source file called Package.swift is read like any other.
+    assert found == [("Sources/P/Other.swift", 1, 8), ("Sources/P/Package.swift", 2, 19)]

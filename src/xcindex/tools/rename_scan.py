@@ -65,6 +65,15 @@ def swift_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
+def _is_manifest(path: Path) -> bool:
+    """A SwiftPM manifest (`Package.swift`, `Package@swift-5.9.swift`) is compiled against
+    PackageDescription alone, never with the package's modules: a name in it (`name:`,
+    `path:`) cannot be a use of the symbol renamed. Asked only for files the index does not
+    compile, so a source file that happens to be called Package.swift is still read."""
+    name = path.name
+    return name == "Package.swift" or (name.startswith("Package@swift-") and name.endswith(".swift"))
+
+
 def _is_word_byte(byte: int) -> bool:
     return (
         byte >= 0x80 or byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
@@ -226,6 +235,8 @@ def scan_tree(
         if name not in data:
             continue
         real = os.path.realpath(path)
+        if _is_manifest(path) and indexed_positions(real) is None:
+            continue
         known: set[tuple[int, int]] | None = None
         asked = False
         for offset, kind in classify(data, name):
