@@ -5,10 +5,13 @@ them), so every answer would silently point there. This module tells that case a
 The rule (docs/tools.md, "An index built in another folder"), on the real paths of the
 live units' main files and of the project folder:
 
-- none of them lies under the project folder: the index was built elsewhere; or
+- none of them lies under the project folder (a Swift package; SwiftPM puts no target's
+  sources outside it): the index was built elsewhere; or
 - at most `NEARLY_NONE` (10%) of them do, and at least half of those outside (a sample of
   `SAMPLED`) have a counterpart here: the same path, relative to the folder they lie in,
-  exists under the project folder (a copy partly rebuilt).
+  exists under the project folder (a copy partly rebuilt; the only rule for an Xcode
+  project, whose sources may legitimately all lie outside its folder, as in a generated
+  project).
 
 A package whose index legitimately covers sources outside its folder (a local dependency
 `.package(path: "../Lib")`, a thin example package over its library) always has its own
@@ -98,8 +101,11 @@ def built_elsewhere(db: Database, project: str, kind: ProjectKind) -> BuiltElsew
     step = max(1, len(outside) // SAMPLED)
     sample = outside[::step][:SAMPLED]
     origins = Counter(origin for path in sample if (origin := _origin(path, root)) is not None)
-    if inside and (not origins or origins.most_common(1)[0][1] * 2 < len(sample)):
-        return None  # a few files here, the rest another folder's own: sources outside, legitimately
+    copied = bool(origins) and origins.most_common(1)[0][1] * 2 >= len(sample)
+    if (inside or kind is ProjectKind.XCODE) and not copied:
+        # A few files here and the rest another folder's own, or an Xcode project generated
+        # away from its sources: sources outside, legitimately.
+        return None
     built_in = origins.most_common(1)[0][0] if origins else os.path.commonpath(outside)
     return BuiltElsewhere(root, built_in, len(outside), len(paths), kind)
 
