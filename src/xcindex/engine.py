@@ -28,10 +28,12 @@ from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
 from xcindex.tools.common import AnswerWarning
 from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs
+from xcindex.tools.elsewhere import BuiltElsewhere
 from xcindex.tools.find_symbol import DEFAULT_MAX_CANDIDATES, FindSymbolAnswer, FindSymbolArgs
 from xcindex.tools.plan_rename import (
     DEFAULT_MAX_RANGES,
     PlanRenameArgs,
+    Refusal,
     RenamePlan,
     early_refusal,
     index_plan,
@@ -66,7 +68,7 @@ from xcindex.tools.wait_for_fresh import (
     WaitForFreshArgs,
     wait_until_fresh,
 )
-from xcindex.warnings import CodedError, Tier, WarningCode, XcindexError
+from xcindex.warnings import CodedError, RefusalReason, Tier, WarningCode, XcindexError
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
@@ -254,18 +256,20 @@ class Engine(GraphTools, EngineCore):
         handle = await self._index_for(location)
         stale: list[str] = []
         covered: dict[str, int] = {}
+        elsewhere = None
         # A warm start refreshes in milliseconds: wait that long, but never for a cold
         # ingestion, which status reports with its progress instead.
         with anyio.move_on_after(self.config.status_wait_s):
             stale = await handle.query(stale_files_now, timeout=self.config.query_timeout_s)
-            if self.config.overlay:
+            elsewhere = await self.built_elsewhere(location, handle, await handle.state())
+            if self.config.overlay and elsewhere is None:
                 covered, _ = await handle.query(_overlay_files, timeout=self.config.query_timeout_s)
         edited = await anyio.to_thread.run_sync(
             _edited_in_project, await self.edited_files(), location.workspace_root
         )
         overlay_notes = (
             await self._overlay_failures(await handle.overlay_state(), {*stale, *edited})
-            if self.config.overlay
+            if self.config.overlay and elsewhere is None
             else []
         )
         state = await handle.state()
@@ -282,8 +286,10 @@ class Engine(GraphTools, EngineCore):
             overlay_covered_edits=tuple(
                 sorted(set(edited) & await anyio.to_thread.run_sync(_real_paths, set(covered)))
             ),
+            built_in=None if elsewhere is None else elsewhere.built_in,
         )
-        return replace(answer, warnings=notes + answer.warnings + tuple(overlay_notes))
+        first = () if elsewhere is None else (elsewhere.warning(),)
+        return replace(answer, warnings=first + notes + answer.warnings + tuple(overlay_notes))
 
     def _lsp_children(self) -> tuple[LspChildJson, ...]:
         """Each sourcekit-lsp child as status shows it; a troubled one with its last log lines."""
@@ -352,12 +358,29 @@ class Engine(GraphTools, EngineCore):
             )
 
         plan: RenamePlan = await self._query(location, plan_from_index(frozenset()))
+        handle = await self._index_for(location)
+        elsewhere = await self.built_elsewhere(location, handle, await handle.state())
+        if elsewhere is not None:
+            # Its ranges are another folder's files: applied, the plan would edit that folder.
+            return with_warnings(
+                refused(
+                    usr,
+                    new_name,
+                    Refusal(
+                        RefusalReason.INDEX_BUILT_ELSEWHERE,
+                        f"The index was built in {elsewhere.built_in}, not in this project: a plan "
+                        f"would name (and an edit would change) the files of {elsewhere.built_in}.",
+                        elsewhere.remedy,
+                    ),
+                    max_ranges,
+                ),
+                [(WarningCode.INDEX_BUILT_ELSEWHERE, elsewhere.message)],
+            )
         overlay_notes: list[tuple[WarningCode, str]] = []
         stale = {r.path for r in plan.ranges if r.tier is Tier.RED_STALE}
         if stale and plan.refusal is None:
             # Files edited since the build are re-indexed on their own (the overlay): their
             # ranges are then tiered like any indexed range; the others stay red-stale, with why.
-            handle = await self._index_for(location)
             covered, why_not = await self._overlay_files(handle, stale, wait=True)
             if covered:
                 real = frozenset(await anyio.to_thread.run_sync(_real_paths, covered))
@@ -428,13 +451,18 @@ class Engine(GraphTools, EngineCore):
         location = await self.locate(args.project_path, args.index_store_path)
         handle = await self._index_for(location)
         paths = list(args.files)
+        elsewhere: list[BuiltElsewhere] = []  # found by the first check (after any refresh)
 
         async def check(edited: frozenset[str]) -> list[FileFreshness]:
             result: list[FileFreshness] = await self._query(
                 location, partial(_freshness_of, paths=paths, edited=edited)
             )
+            if not elsewhere and (
+                found := await self.built_elsewhere(location, handle, await handle.state())
+            ):
+                elsewhere.append(found)
             stale = _stale_indexed(result)
-            if self.config.overlay and stale:
+            if self.config.overlay and stale and not elsewhere:
                 # Re-indexed on their own, they are fresh without a build (the overlay).
                 await self._overlay_files(handle, stale, wait=False)
             return result
@@ -451,6 +479,8 @@ class Engine(GraphTools, EngineCore):
             first_ingestion=progress,
             poll_s=self.config.watch_poll_s,
         )
+        if elsewhere:
+            return replace(answer, warnings=(elsewhere[0].warning(),))
         stale = _stale_indexed(list(answer.files))
         if not self.config.overlay or not stale:
             return answer

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -36,6 +37,7 @@ from xcindex.locate import Location, locate
 from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.common import AnswerWarning, Freshness
+from xcindex.tools.elsewhere import BuiltElsewhere, BuiltElsewhereError, built_elsewhere
 from xcindex.tools.status import (
     unreadable_warnings,
 )
@@ -43,7 +45,7 @@ from xcindex.tools.wait_for_fresh import (
     FileFreshness,
     files_freshness,
 )
-from xcindex.warnings import CodedError, Completeness, WarningCode, XcindexError
+from xcindex.warnings import ActorGone, CodedError, Completeness, ProjectKind, WarningCode, XcindexError
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
@@ -203,6 +205,7 @@ class EngineCore:
         self._lsp: LspPool | None = None
         self._lsp_lock = anyio.Lock()
         self._locations: dict[tuple[str | None, str | None], tuple[float, Location]] = {}
+        self._elsewhere: dict[tuple[Path, Path], tuple[object, BuiltElsewhere | None]] = {}
 
     async def __aenter__(self) -> Self:
         task_group = anyio.create_task_group()
@@ -308,6 +311,33 @@ class EngineCore:
         finally:
             release.set()
 
+    async def built_elsewhere(
+        self, location: Location, handle: IndexHandle, state: IndexState
+    ) -> BuiltElsewhere | None:
+        """Whether the project's index holds another folder's sources (a package copied or
+        moved after its build; tools/elsewhere.py): worked out once per refresh of the store
+        and project folder, not per question. None for a bare indexStorePath (no project) and
+        during a first ingestion (its live files so far prove nothing)."""
+        root, report = location.workspace_root, state.last_refresh
+        if root is None or location.project_kind is ProjectKind.STORE or not state.ready or report is None:
+            return None
+        key = (location.store_path, root)
+        cached = self._elsewhere.get(key)
+        # The report is a new object at every refresh that read the store; held here, its
+        # identity cannot be reused.
+        if cached is not None and cached[0] is report:
+            return cached[1]
+        found: BuiltElsewhere | None = await handle.query(
+            partial(built_elsewhere, project=str(root), kind=location.project_kind),
+            timeout=self.config.query_timeout_s,
+        )
+        if found is not None:
+            log.info("index_built_elsewhere", store=str(location.store_path), built_in=found.built_in)
+        if len(self._elsewhere) > 64:
+            self._elsewhere.clear()
+        self._elsewhere[key] = (report, found)
+        return found
+
     async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
         handle = await self._index_for(location)
         limit = timeout if timeout is not None else self.config.query_timeout_s
@@ -334,26 +364,44 @@ class EngineCore:
                     first_answer_wait=self.config.first_answer_wait_s,
                 )
 
-        answer = await ask()
+        try:
+            answer = await ask()
+        except (CodedError, ActorGone, ActorTimeout):
+            raise
+        except XcindexError as error:
+            # A file not in the index (blast_radius) is no mystery when the index is another folder's.
+            if args.tool != "blast_radius":
+                raise
+            elsewhere = await self.built_elsewhere(location, handle, await handle.state())
+            if elsewhere is None:
+                raise
+            raise BuiltElsewhereError(error, elsewhere) from None
         during: WhileIngesting | None = None
         if isinstance(answer, WhileIngesting):
             during, answer = answer, answer.answer
+        elsewhere = (
+            None if during is not None else await self.built_elsewhere(location, handle, await handle.state())
+        )
+        # The overlay is off for an index built elsewhere: the compiler arguments it would use
+        # (the build description) name the other folder's files, not this one's.
+        overlay = self.config.overlay and elsewhere is None
         edited = await self.edited_files()
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
         )
         overlay_files: list[str] = []
-        if self.config.overlay and during is None:
+        if overlay and during is None:
             answer, overlay_files, named_edited = await self._with_overlay(handle, answer, named_edited, ask)
         state = await handle.state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
             state
         )
-        if self.config.overlay and (answer.freshness.stale_files or named_edited):
+        if overlay and (answer.freshness.stale_files or named_edited):
             extra += await self._overlay_failures(
                 await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited}
             )
-        if not extra and not named_edited and not overlay_files and during is None:
+        first = () if elsewhere is None else (elsewhere.warning(),)
+        if not first and not extra and not named_edited and not overlay_files and during is None:
             return answer
         freshness: Freshness = answer.freshness
         if during is not None:
@@ -361,15 +409,15 @@ class EngineCore:
         completeness = freshness.completeness
         if state.failures and completeness is Completeness.COMPLETE:
             completeness = Completeness.PARTIAL
-        if named_edited and during is None:
-            completeness = Completeness.STALE
+        if (named_edited or elsewhere is not None) and during is None:
+            completeness = Completeness.STALE  # an index built elsewhere: rebuild here (docs/tools.md)
         return replace(
             answer,
             freshness=replace(
                 freshness,
                 completeness=completeness,
                 session_edited_files=tuple(named_edited),
-                warnings=freshness.warnings + tuple(extra),
+                warnings=first + freshness.warnings + tuple(extra),
                 overlay_files=tuple(overlay_files),
             ),
         )

@@ -34,6 +34,9 @@ class WarningCode(StrEnum):
     INDEX_UNIT_UNREADABLE = "index_unit_unreadable"
     INDEX_RECORD_UNREADABLE = "index_record_unreadable"
     DERIVED_DATA_NAME_MATCH = "derived_data_name_match"
+    INDEX_BUILT_ELSEWHERE = "index_built_elsewhere"
+    """The project's index holds another folder's sources (a package copied or moved after
+    its build): answers name that folder's files; labelled stale, the overlay is off."""
     # The freshness overlay (a file edited since the last build, re-indexed on its own).
     OVERLAY_FAILED = "overlay_failed"
     """The compiler could not index the edited file as it is now (a syntax or type error,
@@ -100,6 +103,8 @@ class RefusalReason(StrEnum):
     SPECIAL_MEMBER_NOT_RENAMEABLE = "special_member_not_renameable"
     COMPILER_REQUIRED_NAME = "compiler_required_name"
     LOCAL_SYMBOL_NOT_RENAMEABLE = "local_symbol_not_renameable"
+    INDEX_BUILT_ELSEWHERE = "index_built_elsewhere"
+    """The project's index holds another folder's sources: a plan would edit that folder."""
 
 
 class Tier(StrEnum):

@@ -48,3 +48,17 @@ def test_the_reserved_codes_are_really_unused() -> None:
         assert not re.search(rf"\b{member.name}\b", code), (
             f"{member} is produced: take it out of the reserved list"
         )
+
+
+def test_every_warning_code_is_in_the_documented_vocabulary() -> None:
+    """docs/tools.md names each warning code an answer can carry (the contract's by their
+    documented families, `sourcekit_lsp_*`): a code added to xcindex.warnings without its
+    row in "Warning codes" fails here."""
+    docs = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
+    families = re.findall(r"`([a-z_]+_)\*`", docs)
+    missing = [
+        code.value
+        for code in warnings.WarningCode
+        if f"`{code.value}`" not in docs and not code.value.startswith(tuple(families))
+    ]
+    assert not missing, f"warning codes missing from docs/tools.md: {missing}"

@@ -402,6 +402,8 @@ def _freshness_line(answer: StatusAnswer) -> str:
         done, total = answer.state.progress
         return f"indexing ({done}/{total} records read)"
     details: list[str] = []
+    if answer.built_in is not None:
+        details.append(f"built in {answer.built_in}, not here: rebuild here (warning below)")
     if answer.stale_files:
         details.append(f"{plural(len(answer.stale_files), 'file')} changed since indexed: rebuild")
     if answer.session_edited_files:

@@ -40,12 +40,19 @@ class StatusAnswer:
     """Files edited since the last build that the freshness overlay re-indexed as they are now."""
     overlay_covered_edits: tuple[str, ...] = ()
     """The session-edited files among them (real paths): they do not make the index stale."""
+    built_in: str | None = None
+    """The folder the index's sources lie in, when it is not the project's (the package was
+    copied or moved after its build: `index_built_elsewhere`)."""
 
     @property
     def completeness(self) -> Completeness:
         if not self.state.ready:
             return Completeness.INDEXING
-        if self.stale_files or set(self.session_edited_files) - set(self.overlay_covered_edits):
+        if (
+            self.built_in is not None
+            or self.stale_files
+            or set(self.session_edited_files) - set(self.overlay_covered_edits)
+        ):
             return Completeness.STALE
         if self.state.failures:
             return Completeness.PARTIAL
@@ -57,6 +64,8 @@ class StatusAnswer:
         if self.completeness is Completeness.INDEXING:
             done, total = self.state.progress
             text += f" First ingestion in progress: {done}/{total} records read."
+        elif self.built_in is not None:
+            text += f" It holds the sources of {self.built_in}, not of this project: rebuild here."
         elif self.stale_files:
             text += f" {len(self.stale_files)} file(s) changed since they were indexed: rebuild to refresh."
         else:
