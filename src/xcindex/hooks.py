@@ -82,6 +82,7 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
         newest_unit_mtime_ns,
         rebuild_advice,
         swift_files_newer_than,
+        swiftpm_built_in,
     )
     from xcindex.warnings import ProjectKind
 
@@ -116,6 +117,16 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
             f"holds no units yet. Build the project ({rebuild_advice(project)})."
         )
     built = format_time(newest)
+    elsewhere = (
+        swiftpm_built_in(location.store_path, project.root) if project.kind is ProjectKind.SWIFTPM else None
+    )
+    if elsewhere is not None:
+        return (
+            f"[xcindex] The index of {project.name} was built in {elsewhere}, not in {project.root} "
+            "(the package was copied or moved after its build): xcindex answers would name that "
+            "folder's files and say so (index_built_elsewhere). Rebuild here: "
+            f"rm -rf '{project.root}/.build' && {BUILD_COMMAND} --package-path '{project.root}'."
+        )
     newer = swift_files_newer_than(project.root, newest)
     if not newer:
         return (

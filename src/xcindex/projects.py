@@ -7,6 +7,7 @@ the hooks run on every edit an agent makes.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,29 @@ def choose_project(directory: Path, found: list[Project]) -> Project | None:
         return found[0]
     here = [project for project in found if project.root == directory]
     return here[0] if here else None
+
+
+_DESCRIPTION_HEAD = 65536
+_PACKAGE_PATH = re.compile(rb'"packagePath"\s*:\s*"([^"]+)"')
+_BUILD_PATH = re.compile(rb'"(/[^"]*?)/\.build/')
+
+
+def swiftpm_built_in(store: Path, root: Path) -> str | None:
+    """The folder a SwiftPM package's index was built in, when that is not `root` (the package
+    was copied or moved after its build, and its index names the other folder's files); None
+    when it was built here or nothing says. Reads the head of SwiftPM's build description
+    beside the store (`.build/<triple>/debug/description.json`), never the database: the
+    session-start hook is meant to be cheap. Real paths on both sides, so a package reached
+    through a symbolic link is the package it links to."""
+    try:
+        with open(store.parent.parent / "description.json", "rb") as handle:
+            head = handle.read(_DESCRIPTION_HEAD)
+    except OSError:
+        return None
+    found = _PACKAGE_PATH.search(head) or _BUILD_PATH.search(head)
+    if found is None:
+        return None
+    built = found.group(1).replace(b"\\/", b"/").decode("utf-8", "replace")
+    if os.path.realpath(built) == os.path.realpath(root):
+        return None
+    return built

@@ -9,6 +9,7 @@ and the CLI (docs/tools.md, "An index built in another folder").
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,13 +61,7 @@ async def test_a_copied_package_says_every_answer_is_about_the_folder_it_was_bui
     project = str(copied)
     edited = copied / "Sources" / "CanaryCore" / "UserService.swift"
     async with Engine(EngineConfig(ingest_workers=1)) as engine:
-        status = await engine.status(project_path=project)
-        assert status.completeness is Completeness.STALE
-        assert status.built_in == ORIGINAL
-        assert [w.code for w in status.warnings][:1] == [WarningCode.INDEX_BUILT_ELSEWHERE]
-        assert_names_the_original(status.warnings[0].message, copied)
-        assert "not of this project: rebuild here" in status.summary()
-
+        # A question waits for the copy's first ingestion (status would answer at once, indexing).
         refs = await engine.find_references("UserService", project_path=project)
         data = refs.to_json()
         paths = {row["path"] for row in data["results"]}
@@ -75,6 +70,13 @@ async def test_a_copied_package_says_every_answer_is_about_the_folder_it_was_bui
         assert all(path.startswith(ORIGINAL + "/") for path in paths), paths
         assert data["completeness"] == "stale"
         assert data["warnings"][0]["code"] == CODE
+
+        status = await engine.status(project_path=project)
+        assert status.completeness is Completeness.STALE
+        assert status.built_in == ORIGINAL
+        assert [w.code for w in status.warnings][:1] == [WarningCode.INDEX_BUILT_ELSEWHERE]
+        assert_names_the_original(status.warnings[0].message, copied)
+        assert "not of this project: rebuild here" in status.summary()
 
         # Worked out once per refresh, not per question: the same finding both times.
         location = await engine.locate(project, None)
@@ -157,3 +159,39 @@ def test_the_cli_in_a_copied_package_warns_and_never_says_complete(copied: Path,
     assert here.returncode == 0, here.stderr
     assert CODE not in here.stdout + here.stderr
     assert "built in" not in here.stdout
+
+
+def session_start(project: Path, tmp_path: Path) -> str:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CLAUDE_")}
+    env.update(CLAUDE_PROJECT_DIR=str(project), TMPDIR=str(tmp_path))
+    payload = json.dumps({"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"})
+    result = subprocess.run(
+        [XCINDEX, "hook", "session-start"],
+        input=payload.encode(),
+        capture_output=True,
+        env=env,
+        cwd=project,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    context: str = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def test_the_session_start_hook_says_where_a_copied_package_was_built(
+    copied: Path, symlinked: Path, tmp_path: Path
+) -> None:
+    """The hook reads no database, only SwiftPM's build description beside the store: in the
+    copy it names the original folder and the rebuild; where the package was built, or
+    through a symlink to it, it says the index is current or which files are newer."""
+    warned = session_start(copied, tmp_path)
+    assert warned.startswith(f"[xcindex] The index of SwiftCanary was built in {ORIGINAL}, not in "), warned
+    assert CODE in warned
+    assert f"rm -rf '{copied}/.build' && swift build --build-tests --package-path '{copied}'" in warned
+    for here in (CANARY, symlinked):
+        context = session_start(here, tmp_path)
+        assert "was built in" not in context, context
+        assert context.startswith(f"[xcindex] Index is current for {here.name}") or (
+            f"Swift file(s) newer than the index for {here.name}" in context
+        ), context
