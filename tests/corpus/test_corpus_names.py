@@ -61,3 +61,20 @@ async def test_a_c_target_never_makes_system_headers_project_code() -> None:
     assert plan["ranges"] == []
     assert plan["refusal"] is not None, plan
     assert plan["refusal"]["reason"] == "sdk_symbol_rename", plan
+
+
+async def test_overloads_that_share_a_name_are_told_apart_by_their_signatures() -> None:
+    """Yams' `YAMLDecoder.decode(_:from:userInfo:)` names three methods written over three
+    lines each; their first lines are identical, so the signature is the whole head."""
+    store = store_of(prepared("yams"))
+    async with Engine() as engine:
+        found = (
+            await engine.find_symbol("YAMLDecoder.decode(_:from:userInfo:)", index_store_path=str(store))
+        ).to_json()
+    exact = [r for r in found["results"] if r["name"] == "decode(_:from:userInfo:)"]
+    signatures = {r["signature"] for r in exact}
+    assert len(exact) == 3, exact
+    assert len(signatures) == 3, signatures
+    for parameter in ("from yaml: String", "from node: Node", "from yamlData: Data"):
+        assert any(parameter in signature for signature in signatures), (parameter, signatures)
+    assert all(signature.endswith("throws -> T where T: Swift.Decodable") for signature in signatures)

@@ -214,6 +214,9 @@ def find_symbol(answer: FindSymbolAnswer, output: Output, ctx: Context) -> int:
             f"{where}  {output.style.dim(m.symbol.usr)}"
         )
         if m.hint:
+            # Overloads share a name and differ in their heads: show it (the JSON always has it).
+            if m.signature:
+                output.line(f"    {m.signature}")
             output.line(f"    {output.style.dim(m.hint)}")
     next_offset = answer.next_offset()
     if next_offset is not None or answer.offset:

@@ -376,7 +376,9 @@ def _source_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
 
 
 def declaration_text(occ: OccurrenceRow | None) -> str:
-    """The declaration's text from its source line (up to its body), at most 160 characters."""
+    """The declaration's text from the source, up to its body, at most 160 characters. A head
+    written over several lines (`func decode<T>(_ type: T.Type,` / `from yaml: String,` / `…)
+    throws -> T where …`) is joined: its first line alone does not tell overloads apart."""
     if occ is None:
         return ""
     try:
@@ -386,12 +388,45 @@ def declaration_text(occ: OccurrenceRow | None) -> str:
     lines = _source_lines(occ.path, mtime)
     if not 0 < occ.line <= len(lines):
         return ""
-    text = lines[occ.line - 1].strip()
-    for stop in (" {", "{"):
-        if stop in text and not text.startswith(stop):
-            text = text.split(stop, 1)[0].rstrip()
-            break
+    text = _declaration_head(lines, occ.line - 1)
     return text if len(text) <= _SIGNATURE_LIMIT else text[: _SIGNATURE_LIMIT - 1] + "…"
+
+
+_CONTINUATIONS = (")", "]", "->", "throws", "rethrows", "async", "where")
+"""A line starting so continues the declaration head above it, brackets balanced or not."""
+_HEAD_LINES = 12
+_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
+_SPACE_BEFORE_CLOSE = re.compile(r"\s+([)\]])")
+
+
+def _declaration_head(lines: Sequence[str], start: int) -> str:
+    """The head from line `start` on: the lines joined while a parenthesis or bracket is open
+    or the next line continues it, cut at the body's `{` (one outside brackets and strings)."""
+    parts: list[str] = []
+    depth = 0
+    for index in range(start, min(len(lines), start + _HEAD_LINES)):
+        line = lines[index].strip()
+        if index > start and depth <= 0 and not line.startswith(_CONTINUATIONS):
+            break
+        cut: int | None = None
+        quoted = False
+        for at, char in enumerate(line):
+            if char == '"':
+                quoted = not quoted
+            elif quoted:
+                continue
+            elif char in "([":
+                depth += 1
+            elif char in ")]":
+                depth -= 1
+            elif char == "{" and depth <= 0 and at > 0:
+                cut = at
+                break
+        parts.append(line if cut is None else line[:cut].rstrip())
+        if cut is not None:
+            break
+    text = " ".join(part for part in parts if part)
+    return _SPACE_BEFORE_CLOSE.sub(r"\1", _SPACE_AFTER_OPEN.sub(r"\1", text))
 
 
 def _is_local(symbol: SymbolRow) -> bool:
