@@ -72,7 +72,7 @@ async def test_overloads_that_share_a_name_are_told_apart_by_their_signatures() 
             await engine.find_symbol("YAMLDecoder.decode(_:from:userInfo:)", index_store_path=str(store))
         ).to_json()
     exact = [r for r in found["results"] if r["name"] == "decode(_:from:userInfo:)"]
-    signatures = {r["signature"] for r in exact}
+    signatures = {r["signature"] or "" for r in exact}
     assert len(exact) == 3, exact
     assert len(signatures) == 3, signatures
     for parameter in ("from yaml: String", "from node: Node", "from yamlData: Data"):
