@@ -57,7 +57,12 @@ class Freshness:
     def while_indexing(self, done: int, total: int, live_files: int) -> Freshness:
         """This verdict for an answer read while the store's first ingestion still runs:
         `indexing` (even for an empty list, which proves nothing yet), with the progress."""
-        progress = f"{done} of {total} records ingested" if total else "reading its units"
+        if not total:
+            progress = "reading its units"
+        elif done < total:
+            progress = f"{done} of {total} records ingested"
+        else:  # every record is in; the ingestion is building its indexes and going live
+            progress = f"{done} of {total} records ingested, finishing"
         return Freshness(
             completeness=Completeness.INDEXING,
             stale_files=self.stale_files,
