@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -125,8 +126,27 @@ def untagged_among(processes: Iterable[ProcessInfo], tag: str) -> list[ProcessIn
     return [
         p
         for p in processes
-        if p.pid not in tagged and (info := process_info(p.pid)) is not None and info.state not in ("Z", "X")
+        if p.pid not in tagged
+        and not _tagged_after_exec(p.pid, tag)
+        and (info := process_info(p.pid)) is not None
+        and info.state not in ("Z", "X")
     ]
+
+
+def _tagged_after_exec(pid: int, tag: str, tries: int = 10, pause_s: float = 0.02) -> bool:
+    """Whether `pid`'s environment carries `tag` when read again: a compiler job that
+    sourcekit-lsp starts at that moment may be inside exec, when its /proc environ reads
+    empty (CI met a `swiftc` so, once in four runs); it is read again for up to 0.2 s."""
+    marker = f"{TAG_VARIABLE}={tag}".encode()
+    for _ in range(tries):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            return False
+        if environ:
+            return marker in environ.split(b"\0")
+        time.sleep(pause_s)
+    return False
 
 
 async def wait_for_no_tagged_processes(tag: str, within: float) -> list[ProcessInfo]:
