@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -181,6 +182,16 @@ async def ask(plugin_root: Path, env: dict[str, str]) -> tuple[float, dict[str, 
         return ready, answer.structured_content
 
 
+async def background_outcome(log: Path, within_s: float = 60.0) -> str:
+    """install.log once the background set-up has said how it ended (or `within_s` passed)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        text = log.read_text()
+        if "is installed" in text or "Cannot set up" in text or time.monotonic() >= deadline:
+            return text
+        await anyio.sleep(0.2)
+
+
 async def test_a_marketplace_install_sets_itself_up_and_answers(canary_store: Path, tmp_path: Path) -> None:
     plugin_root = plugin_cache_copy(tmp_path / "plugins" / "cache" / "xcindex" / "xcindex" / VERSION)
     env = clean_env(tmp_path, plugin_root)
@@ -199,7 +210,9 @@ async def test_a_marketplace_install_sets_itself_up_and_answers(canary_store: Pa
     # The definition, a caller in the app, and the tests that call it.
     assert {"UserService.swift", "AppDelegate.swift", "UserServiceTests.swift"} <= files
     assert (venv / ".xcindex-ready").read_text() == f"{VERSION}\n"
-    log = (data / "install.log").read_text()
+    # The background set-up's log ends with the outcome, whether it installed or waited for
+    # the server's own set-up (it looks once a second, so it may say so just after the answer).
+    log = await background_outcome(data / "install.log")
     assert f"xcindex {VERSION} is installed" in log, log
     assert not list(plugin_root.rglob("*.egg-info")), "the install wrote into the plugin cache"
 
@@ -226,3 +239,64 @@ async def test_a_marketplace_install_sets_itself_up_and_answers(canary_store: Pa
         f"plugin launcher: first start (install included) {first:.1f} s, later start {second:.2f} s "
         "(until the server answered initialize)"
     )
+
+
+def stamped_environment(data: Path) -> Path:
+    """What a finished set-up leaves: venv-<version> with an xcindex and the version stamp
+    (made by hand here: this is the other installer's work, which these tests do not watch)."""
+    venv = data / f"venv-{VERSION}"
+    (venv / "bin").mkdir(parents=True)
+    program = venv / "bin" / "xcindex"
+    program.write_text("#!/bin/sh\necho stand-in\n")
+    program.chmod(0o755)
+    (venv / ".xcindex-ready").write_text(f"{VERSION}\n")
+    return program
+
+
+def test_a_set_up_that_waits_for_another_ends_its_log_with_the_outcome(tmp_path: Path) -> None:
+    plugin_root = plugin_cache_copy(tmp_path / "plugin")
+    env = clean_env(tmp_path, plugin_root)
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    # Another installer holds the lock (a live process: its pid is in the lock).
+    (data / "install.lock").mkdir(parents=True)
+    with subprocess.Popen(["sleep", "120"]) as owner:
+        try:
+            (data / "install.lock" / "pid").write_text(f"{owner.pid}\n")
+            waiter = subprocess.Popen(
+                [str(plugin_root / "bin" / "xcindex"), "--setup"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            time.sleep(1.5)
+            assert waiter.poll() is None, "the second set-up waits while the first holds the lock"
+            program = stamped_environment(data)
+            _, stderr = waiter.communicate(timeout=30)
+        finally:
+            owner.kill()
+    said = stderr.decode()
+    assert waiter.returncode == 0, said
+    assert "Another xcindex set-up is running" in said
+    assert said.rstrip().endswith(f"xcindex {VERSION} is installed (by the other set-up): {program}"), said
+    assert (data / "install.lock").is_dir(), "the waiter never removes the other installer's lock"
+
+
+def test_a_set_up_that_gives_up_waiting_says_why_and_fails(tmp_path: Path) -> None:
+    plugin_root = plugin_cache_copy(tmp_path / "plugin")
+    env = {**clean_env(tmp_path, plugin_root), "XCINDEX_INSTALL_WAIT": "1"}
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    (data / "install.lock").mkdir(parents=True)
+    with subprocess.Popen(["sleep", "120"]) as owner:
+        try:
+            (data / "install.lock" / "pid").write_text(f"{owner.pid}\n")
+            result = subprocess.run(
+                [str(plugin_root / "bin" / "xcindex"), "--setup"], env=env, capture_output=True, timeout=60
+            )
+        finally:
+            owner.kill()
+    said = result.stderr.decode()
+    assert result.returncode == 1, said
+    assert said.rstrip().endswith(
+        f"Cannot set up xcindex: {data / 'install.lock'} is held by another installer."
+    ), said
+    assert not (data / f"venv-{VERSION}").exists(), "nothing was installed while another held the lock"

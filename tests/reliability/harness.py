@@ -123,30 +123,60 @@ def untagged_among(processes: Iterable[ProcessInfo], tag: str) -> list[ProcessIn
     since it was listed (a compiler job sourcekit-lsp ran) is not counted: only a live one
     could outlive the server untracked."""
     tagged = {p.pid for p in tagged_processes(tag)}
-    return [
-        p
-        for p in processes
-        if p.pid not in tagged
-        and not _tagged_after_exec(p.pid, tag)
-        and (info := process_info(p.pid)) is not None
-        and info.state not in ("Z", "X")
-    ]
-
-
-def _tagged_after_exec(pid: int, tag: str, tries: int = 10, pause_s: float = 0.02) -> bool:
-    """Whether `pid`'s environment carries `tag` when read again: a compiler job that
-    sourcekit-lsp starts at that moment may be inside exec, when its /proc environ reads
-    empty (CI met a `swiftc` so, once in four runs); it is read again for up to 0.2 s."""
     marker = f"{TAG_VARIABLE}={tag}".encode()
-    for _ in range(tries):
+    untagged: list[ProcessInfo] = []
+    for process in processes:
+        if process.pid in tagged:
+            continue
+        environ = settled_environ(process.pid)
+        if environ is None or marker in environ.split(b"\0"):
+            continue
+        if (info := process_info(process.pid)) is not None and info.state not in ("Z", "X"):
+            untagged.append(info)
+    return untagged
+
+
+def settled_environ(pid: int, within_s: float = 5.0, pause_s: float = 0.02) -> bytes | None:
+    """`pid`'s environment once it can be read, or None once the process is gone.
+
+    /proc/PID/environ reads empty while a process is inside exec (its new arguments are in
+    place, its environment not yet) and while it exits. sourcekit-lsp starts short compiler
+    jobs (`swift-frontend -print-target-info`) all the time; on two busy cores one was caught
+    in that window for over 0.2 s (CI, twice), so an empty read is read again until it
+    settles. A process whose environment stays empty for `within_s` is returned as is.
+    """
+    deadline = time.monotonic() + within_s
+    while True:
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
-            return False
-        if environ:
-            return marker in environ.split(b"\0")
+            return None
+        info = process_info(pid)
+        if info is None or info.state in ("Z", "X"):
+            return None
+        if environ or time.monotonic() >= deadline:
+            return environ
         time.sleep(pause_s)
-    return False
+
+
+def describe(processes: Iterable[ProcessInfo]) -> str:
+    """One line per process: what a failure needs to tell a real leak from a race."""
+    lines = []
+    for process in processes:
+        try:
+            argv = Path(f"/proc/{process.pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            environ = Path(f"/proc/{process.pid}/environ").read_bytes()
+        except OSError:
+            lines.append(f"{process.pid}:{process.comm} (gone)")
+            continue
+        parent = process_info(process.ppid)
+        variables = sorted(v.partition(b"=")[0].decode(errors="replace") for v in environ.split(b"\0") if v)
+        lines.append(
+            f"{process.pid}:{process.comm} state {process.state}, parent {process.ppid}:"
+            f"{parent.comm if parent else '?'}, argv {argv[:200].decode(errors='replace')!r}, "
+            f"environment of {len(environ)} bytes: {', '.join(variables)[:400]}"
+        )
+    return "\n".join(lines)
 
 
 async def wait_for_no_tagged_processes(tag: str, within: float) -> list[ProcessInfo]:

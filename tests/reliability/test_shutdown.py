@@ -21,6 +21,7 @@ from tests.conftest import CANARY
 from tests.reliability.harness import (
     RawServer,
     descendants_of,
+    describe,
     names,
     new_tag,
     server_env,
@@ -80,7 +81,10 @@ async def test_a_server_at_rest_ends_with_all_its_children(
         ]
         children = descendants_of(server.pid)
         assert {"python", "sourcekit-lsp"} <= {p.comm for p in children}, names(children)
-        assert untagged_among(children, tag) == [], "every child carries the tag the survivors are found by"
+        untagged = untagged_among(children, tag)
+        assert untagged == [], (
+            f"every child carries the tag the survivors are found by:\n{describe(untagged)}"
+        )
 
         status = await end(server, how)
 
