@@ -12,12 +12,14 @@ asserted (performance belongs to the benchmark).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,27 +255,38 @@ def stamped_environment(data: Path) -> Path:
     return program
 
 
-def test_a_set_up_that_waits_for_another_ends_its_log_with_the_outcome(tmp_path: Path) -> None:
-    plugin_root = plugin_cache_copy(tmp_path / "plugin")
-    env = clean_env(tmp_path, plugin_root)
-    data = Path(env["CLAUDE_PLUGIN_DATA"])
-    # Another installer holds the lock (a live process: its pid is in the lock).
+@contextlib.contextmanager
+def lock_held_by_another_installer(data: Path) -> Iterator[None]:
+    """The install lock as a running installer holds it: the folder, with a live pid."""
     (data / "install.lock").mkdir(parents=True)
     with subprocess.Popen(["sleep", "120"]) as owner:
         try:
             (data / "install.lock" / "pid").write_text(f"{owner.pid}\n")
-            waiter = subprocess.Popen(
-                [str(plugin_root / "bin" / "xcindex"), "--setup"],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
+            yield
+        finally:
+            owner.kill()
+
+
+def test_a_set_up_that_waits_for_another_ends_its_log_with_the_outcome(tmp_path: Path) -> None:
+    plugin_root = plugin_cache_copy(tmp_path / "plugin")
+    env = clean_env(tmp_path, plugin_root)
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    with (
+        lock_held_by_another_installer(data),
+        subprocess.Popen(
+            [str(plugin_root / "bin" / "xcindex"), "--setup"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as waiter,
+    ):
+        try:
             time.sleep(1.5)
             assert waiter.poll() is None, "the second set-up waits while the first holds the lock"
             program = stamped_environment(data)
             _, stderr = waiter.communicate(timeout=30)
         finally:
-            owner.kill()
+            waiter.kill()  # a no-op once it has ended; else it must not go on to install
     said = stderr.decode()
     assert waiter.returncode == 0, said
     assert "Another xcindex set-up is running" in said
@@ -285,15 +298,10 @@ def test_a_set_up_that_gives_up_waiting_says_why_and_fails(tmp_path: Path) -> No
     plugin_root = plugin_cache_copy(tmp_path / "plugin")
     env = {**clean_env(tmp_path, plugin_root), "XCINDEX_INSTALL_WAIT": "1"}
     data = Path(env["CLAUDE_PLUGIN_DATA"])
-    (data / "install.lock").mkdir(parents=True)
-    with subprocess.Popen(["sleep", "120"]) as owner:
-        try:
-            (data / "install.lock" / "pid").write_text(f"{owner.pid}\n")
-            result = subprocess.run(
-                [str(plugin_root / "bin" / "xcindex"), "--setup"], env=env, capture_output=True, timeout=60
-            )
-        finally:
-            owner.kill()
+    with lock_held_by_another_installer(data):
+        result = subprocess.run(
+            [str(plugin_root / "bin" / "xcindex"), "--setup"], env=env, capture_output=True, timeout=60
+        )
     said = result.stderr.decode()
     assert result.returncode == 1, said
     assert said.rstrip().endswith(
