@@ -32,6 +32,8 @@ public struct Decoder {
 """
     + "".join(f"        argument{i}: Int,\n" for i in range(20))
     + """    ) {}
+    func note(a: Int) // see (1
+    var after = 1
 }
 """
 )
@@ -63,4 +65,12 @@ def test_a_head_over_several_lines_is_joined_and_cut_at_its_body(tmp_path: Path)
     assert long.startswith("func long(argument0: Int, argument1: Int,")
     assert len(long) == 160
     assert long.endswith("…")
+    # A bracket in a comment opens nothing: the next declaration is not joined on.
+    assert text_at(source, 41) == "func note(a: Int) // see (1"
     assert text_at(source, 999) == ""
+
+
+def test_a_head_at_the_end_of_a_file_followed_by_empty_lines(tmp_path: Path) -> None:
+    source = tmp_path / "Tail.swift"
+    source.write_text("func last(\n    a: Int\n)\n\n\n", encoding="utf-8")
+    assert text_at(source, 1) == "func last(a: Int)"

@@ -38,6 +38,7 @@ from xcindex.indexstore.database import PARAMETER_KIND, Database, OccurrenceRow,
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name, language_name
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.shapes import CandidateJson
+from xcindex.tools.swift_decls import mask
 from xcindex.tools.typed_names import Query, labels_match, name_labels, parse_query
 from xcindex.warnings import MatchedBy
 
@@ -401,28 +402,26 @@ _SPACE_BEFORE_CLOSE = re.compile(r"\s+([)\]])")
 
 def _declaration_head(lines: Sequence[str], start: int) -> str:
     """The head from line `start` on: the lines joined while a parenthesis or bracket is open
-    or the next line continues it, cut at the body's `{` (one outside brackets and strings)."""
+    or the next line continues it, cut at the body's `{`. Brackets and braces are read from
+    `mask`'s text, so none inside a string or a comment counts; the words are the source's."""
+    written = lines[start : start + _HEAD_LINES]
     parts: list[str] = []
     depth = 0
-    for index in range(start, min(len(lines), start + _HEAD_LINES)):
-        line = lines[index].strip()
-        if index > start and depth <= 0 and not line.startswith(_CONTINUATIONS):
+    # Not strict: trailing empty lines are dropped by the join and split, and never matter.
+    for offset, (line, code) in enumerate(zip(written, mask("\n".join(written)), strict=False)):
+        if offset and depth <= 0 and not code.strip().startswith(_CONTINUATIONS):
             break
+        indent = len(code) - len(code.lstrip())
         cut: int | None = None
-        quoted = False
-        for at, char in enumerate(line):
-            if char == '"':
-                quoted = not quoted
-            elif quoted:
-                continue
-            elif char in "([":
+        for at, char in enumerate(code):
+            if char in "([":
                 depth += 1
             elif char in ")]":
                 depth -= 1
-            elif char == "{" and depth <= 0 and at > 0:
+            elif char == "{" and depth <= 0 and at > indent:
                 cut = at
                 break
-        parts.append(line if cut is None else line[:cut].rstrip())
+        parts.append((line if cut is None else line[:cut]).strip())
         if cut is not None:
             break
     text = " ".join(part for part in parts if part)
