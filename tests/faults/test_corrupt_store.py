@@ -7,6 +7,8 @@ record files); libIndexStore either refuses them or aborts the worker that reads
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,75 @@ async def test_garbage_truncated_and_zeroed_units_are_skipped_and_reported(
         # The server (this process) is alive and the next query still works.
         again = await engine.find_references("fetchUser(id:)", index_store_path=str(store))
         assert again.total > 0
+
+
+# Cuts a unit at every length and opens each cut in a forked child with libIndexStore's own
+# reader (not xcindex's): prints the first length at which the unit still opens but names
+# no output file and no main file, its flags intact. The child may die of a cut (some lengths crash it).
+_EMPTY_CUT_SCANNER = r"""
+import os, sys
+from xcindex.indexstore.binding import IndexStore, ffi, load_library
+store, name, path = sys.argv[1:4]
+lib, _ = load_library()
+original = open(path, "rb").read()
+for cut in range(16, len(original)):
+    open(path, "wb").write(original[:cut])
+    child = os.fork()
+    if child == 0:
+        os.close(2)
+        with IndexStore(store) as opened:
+            reader = lib.indexstore_unit_reader_create(opened._handle, name.encode(), ffi.new("indexstore_error_t *"))
+            if reader == ffi.NULL:
+                os._exit(3)
+            try:
+                lib.indexstore_unit_reader_is_system_unit(reader)
+                lib.indexstore_unit_reader_is_module_unit(reader)
+                lib.indexstore_unit_reader_has_main_file(reader)
+            except ValueError:  # a flag read past the cut
+                os._exit(5)
+            named = lib.indexstore_unit_reader_get_output_file(reader).length or lib.indexstore_unit_reader_get_main_file(reader).length
+            os._exit(0 if named else 4)
+    _, status = os.waitpid(child, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 4:
+        print(cut)
+        sys.exit(0)
+open(path, "wb").write(original)
+sys.exit(1)
+"""
+
+
+def cut_where_unit_reads_as_nothing(store: Path, name: str) -> int:
+    path = store / "v5" / "units" / name
+    done = subprocess.run(
+        [sys.executable, "-c", _EMPTY_CUT_SCANNER, str(store), name, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"no cut of {name} opens as an empty unit: {done.stderr[-2000:]}"
+    return int(done.stdout)
+
+
+async def test_a_unit_cut_short_that_still_opens_is_reported_never_read_as_empty(
+    canary_store: Path, tmp_path: Path
+) -> None:
+    # CI met it: a unit truncated at a length where libIndexStore opens it and reads no main
+    # file, output file or dependency; taken as written, Operators.swift's references were
+    # silently gone from an answer that said it was complete.
+    store = tmp_path / "store"
+    shutil.copytree(canary_store, store)
+    cut = unit_for(store, "Sources/CanaryCore/Operators.swift")
+    cut_where_unit_reads_as_nothing(store, cut)
+
+    async with Engine() as engine:
+        refs = await engine.find_references("fetchUser(id:)", index_store_path=str(store))
+        assert refs.total > 0
+        assert refs.freshness.completeness == "partial"
+        status = (await engine.status(index_store_path=str(store))).to_json()
+        assert [(u["kind"], u["name"]) for u in status["unreadable"]] == [("unit", cut)]
+        assert "names no output file" in status["unreadable"][0]["message"]
+        assert "index_unit_unreadable" in {w["code"] for w in status["warnings"]}
 
 
 def record_for(store: Path, source: str) -> Path:

@@ -318,13 +318,22 @@ class IndexStore:
             lib.indexstore_unit_reader_get_modification_time(reader, seconds, nanos)
             deps: list[UnitDependency] = []
             lib.indexstore_unit_reader_dependencies_apply_f(reader, ffi.new_handle(deps), _on_dependency)
+            main_file = _text(lib.indexstore_unit_reader_get_main_file(reader))
+            output_file = _text(lib.indexstore_unit_reader_get_output_file(reader))
+            if not (output_file or main_file or deps):
+                # A unit cut short can still open and read as nothing at all; taken as written
+                # it would silently drop its file's records from every answer.
+                raise IndexStoreError(
+                    f"cannot read unit '{unit_name}': it names no output file, main file or "
+                    "dependency (truncated or damaged)"
+                )
             return UnitInfo(
                 name=unit_name,
                 mtime_ns=int(seconds[0]) * 1_000_000_000 + int(nanos[0]),
-                main_file=_text(lib.indexstore_unit_reader_get_main_file(reader)),
+                main_file=main_file,
                 module_name=_text(lib.indexstore_unit_reader_get_module_name(reader)),
                 working_dir=_text(lib.indexstore_unit_reader_get_working_dir(reader)),
-                output_file=_text(lib.indexstore_unit_reader_get_output_file(reader)),
+                output_file=output_file,
                 target=_text(lib.indexstore_unit_reader_get_target(reader)),
                 provider=_text(lib.indexstore_unit_reader_get_provider_identifier(reader)),
                 is_system=bool(lib.indexstore_unit_reader_is_system_unit(reader)),
@@ -332,6 +341,9 @@ class IndexStore:
                 has_main_file=bool(lib.indexstore_unit_reader_has_main_file(reader)),
                 dependencies=tuple(deps),
             )
+        except ValueError as error:
+            # cffi refuses a `bool` that is neither 0 nor 1: the reader read past a cut.
+            raise IndexStoreError(f"cannot read unit '{unit_name}': it is damaged ({error})") from None
         finally:
             lib.indexstore_unit_reader_dispose(reader)
 
