@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -106,13 +107,24 @@ class Outcome:
         return self.built and (bool(self.failed) or self.crashed)
 
 
-def parse_results(output: str) -> tuple[set[str], set[str]]:
-    """Passed and failed test names; tests log to the same output in parallel, so the
-    markers are found anywhere on a line."""
+def parse_results(output: str, swift_testing_report: str | None = None) -> tuple[set[str], set[str]]:
+    """Passed and failed test names. Swift Testing's come from its XUnit report when there is
+    one: its tests run in parallel and print into the same output, and CI once met a run
+    whose 164 passing tests were read as fewer from the console. XCTest's (serial) and, when
+    the report is missing (a crashed run), Swift Testing's are read from the console, where
+    the markers are found anywhere on a line."""
     passed: set[str] = set()
     failed: set[str] = set()
     for suite, test, status in _XCTEST.findall(output):
         (passed if status == "passed" else failed).add(f"{suite}.{test}")
+    if swift_testing_report is not None:
+        for case in ElementTree.fromstring(swift_testing_report).iter("testcase"):
+            name = case.get("name", "")
+            if case.find("failure") is not None or case.find("error") is not None:
+                failed.add(name)
+            elif case.find("skipped") is None:
+                passed.add(name)
+        return passed - failed, failed
     for test, status in _SWIFT_TESTING.findall(output):
         (passed if status == "passed" else failed).add(test)
     failed.update(_SWIFT_TESTING_FAIL.findall(output))
@@ -154,19 +166,24 @@ def build_and_test(
 
 
 def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, str] | None = None) -> Outcome:
-    args = ["test", "--skip-build"]
-    if test_filter:
-        args += ["--filter", test_filter]
-    result = subprocess.run(
-        [swift_executable(), *args, "--package-path", str(package)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        # A crashing test process must end at once: the backtracer can hang for many minutes.
-        env={**os.environ, "SWIFT_BACKTRACE": "enable=no", **(env or {})},
-    )
-    passed, failed = parse_results(result.stdout + result.stderr)
+    with tempfile.TemporaryDirectory(prefix="xcindex-xunit-") as reports:
+        # Swift Testing writes `<name>-swift-testing.xml` beside the path given (XCTest's own
+        # report needs --parallel, which these runs do not use).
+        args = ["test", "--skip-build", "--xunit-output", str(Path(reports) / "results.xml")]
+        if test_filter:
+            args += ["--filter", test_filter]
+        result = subprocess.run(
+            [swift_executable(), *args, "--package-path", str(package)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+            # A crashing test process must end at once: the backtracer can hang for many minutes.
+            env={**os.environ, "SWIFT_BACKTRACE": "enable=no", **(env or {})},
+        )
+        report = Path(reports) / "results-swift-testing.xml"
+        swift_testing_report = report.read_text() if report.is_file() else None
+    passed, failed = parse_results(result.stdout + result.stderr, swift_testing_report)
     return Outcome(
         True,
         passed=passed,

@@ -199,9 +199,7 @@ def verdict_alone(package: Path, case: Case, plan: RenamePlan, baseline: Outcome
         where = ", ".join(f"{Path(m.path).name}:{m.line}" for m in followed)
         if after.built and after.passed == baseline.passed and not after.failed:
             return f"builds, same tests pass once the warned local type(s)' {where} are renamed too"
-        return f"UNEXPLAINED even with the warned local witnesses {where} renamed: " + (
-            "; ".join(f"{p}:{line}: {m}" for p, line, m in after.errors[:5]) or after.output[-1500:]
-        )
+        return f"UNEXPLAINED even with the warned local witnesses {where} renamed: " + unlike(after, baseline)
     if not alone.built and explained(alone, plan):
         lines = sorted({f"{Path(p).name}:{line}" for p, line, _ in alone.errors})
         return f"fails only at warned site(s) {', '.join(lines)}"
@@ -215,8 +213,17 @@ def verdict_alone(package: Path, case: Case, plan: RenamePlan, baseline: Outcome
         for code, _ in plan.warnings
     ):
         return f"builds, {len(alone.failed)} test(s) fail, warned"
-    return "UNEXPLAINED: " + (
-        "; ".join(f"{p}:{line}: {m}" for p, line, m in alone.errors[:5]) or alone.output[-1500:]
+    return "UNEXPLAINED: " + unlike(alone, baseline)
+
+
+def unlike(outcome: Outcome, baseline: Outcome) -> str:
+    """How a run differs from the unchanged package's, for the failure message."""
+    if not outcome.built:
+        return "; ".join(f"{p}:{line}: {m}" for p, line, m in outcome.errors[:5]) or outcome.output[-1500:]
+    return (
+        f"exit {outcome.exit_code}; failed {sorted(outcome.failed)[:5]}; "
+        f"no longer passing {sorted(baseline.passed - outcome.passed)[:5]}; "
+        f"newly passing {sorted(outcome.passed - baseline.passed)[:5]}; output: {outcome.output[-1500:]}"
     )
 
 
