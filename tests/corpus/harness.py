@@ -111,14 +111,18 @@ def parse_results(output: str, swift_testing_report: str | None = None) -> tuple
     """Passed and failed test names. Swift Testing's come from its XUnit report when there is
     one: its tests run in parallel and print into the same output, and CI once met a run
     whose 164 passing tests were read as fewer from the console. XCTest's (serial) and, when
-    the report is missing (a crashed run), Swift Testing's are read from the console, where
-    the markers are found anywhere on a line."""
+    the report is missing or cut short (a crashed run), Swift Testing's are read from the
+    console, where the markers are found anywhere on a line."""
     passed: set[str] = set()
     failed: set[str] = set()
     for suite, test, status in _XCTEST.findall(output):
         (passed if status == "passed" else failed).add(f"{suite}.{test}")
-    if swift_testing_report is not None:
-        for case in ElementTree.fromstring(swift_testing_report).iter("testcase"):
+    try:
+        report = None if swift_testing_report is None else ElementTree.fromstring(swift_testing_report)
+    except ElementTree.ParseError:
+        report = None  # cut short: the run died before writing it out
+    if report is not None:
+        for case in report.iter("testcase"):
             name = case.get("name", "")
             if case.find("failure") is not None or case.find("error") is not None:
                 failed.add(name)

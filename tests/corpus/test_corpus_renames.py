@@ -179,10 +179,27 @@ def batch_is_sound(cases: list[Case]) -> None:
     assert not {c.new_name.split("(")[0] for c in cases} & set(olds), cases
 
 
+RERUN: list[str] = []
+"""Runs whose tests differed from the unchanged package's and matched on a second run."""
+
+
+def built_and_tested(package: Path, baseline: Outcome) -> Outcome:
+    """Build and test; a run that built but whose tests differ from the baseline is run once
+    more before it counts. A rename changes what is compiled, so its effect on the tests
+    repeats; CI met one swift-log run (of hundreds) that differed and none that repeated."""
+    outcome = build_and_test(package)
+    if outcome.built and (outcome.passed != baseline.passed or outcome.failed):
+        again = run_tests(package)
+        if again.passed == baseline.passed and not again.failed:
+            RERUN.append(unlike(outcome, baseline))
+            return again
+    return outcome
+
+
 def verdict_alone(package: Path, case: Case, plan: RenamePlan, baseline: Outcome) -> str:
     try:
         apply_plans([plan])
-        alone = build_and_test(package)
+        alone = built_and_tested(package, baseline)
     finally:
         restore(package)
     if alone.built and alone.passed == baseline.passed and not alone.failed:
@@ -193,7 +210,7 @@ def verdict_alone(package: Path, case: Case, plan: RenamePlan, baseline: Outcome
         # implementation of the old name, and then the build must pass with the same tests.
         try:
             apply_plans([plan], [(plan, site) for site in followed])
-            after = build_and_test(package)
+            after = built_and_tested(package, baseline)
         finally:
             restore(package)
         where = ", ".join(f"{Path(m.path).name}:{m.line}" for m in followed)
@@ -257,7 +274,7 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_warne
     while batch:
         try:
             apply_plans([plans[c] for c in batch])
-            outcome = build_and_test(package)
+            outcome = built_and_tested(package, baseline)
             builds += 1
         finally:
             restore(package)
@@ -291,5 +308,7 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_warne
         f"(plans apart), first reconciled plan {first_plan_s:.1f} s"
     )
     MEASURED.extend(f"  {row}" for row in rows)
+    MEASURED.extend(f"  a run that differed, then matched when its tests were run again: {r}" for r in RERUN)
+    RERUN.clear()
     unexplained = [row for row in rows if "UNEXPLAINED" in row]
     assert not unexplained, "\n".join(unexplained)

@@ -43,3 +43,11 @@ def test_without_a_report_the_console_is_read() -> None:
     )
     assert passed == {"XT.testA", "ok()"}
     assert failed == {"XT.testB", "param(x:)"}
+
+
+def test_a_report_cut_short_by_a_crash_falls_back_to_the_console() -> None:
+    passed, failed = parse_results(
+        "✔ Test ok() passed after 0.001 seconds.\n", '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
+    )
+    assert passed == {"ok()"}
+    assert failed == set()
