@@ -73,7 +73,7 @@ from xcindex.warnings import CodedError, RefusalReason, Tier, WarningCode, Xcind
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
     # use: a server that is never asked for a rename plan never pays for it.
-    pass
+    from xcindex.indexstore.database import Database
 
 from xcindex.engine_core import (
     EngineConfig as EngineConfig,
@@ -98,6 +98,10 @@ log = get_logger(__name__)
 def _stale_indexed(files: list[FileFreshness]) -> set[str]:
     """The stale files among `files`, as the index spells them."""
     return {f.indexed_path for f in files if f.state is FileState.STALE and f.indexed_path}
+
+
+def _nothing(db: Database) -> None:
+    """A query that only waits for the store to be read."""
 
 
 def _real_paths(paths: set[str]) -> set[str]:
@@ -357,8 +361,11 @@ class Engine(GraphTools, EngineCore):
                 max_ranges=max_ranges,
             )
 
-        plan: RenamePlan = await self._query(location, plan_from_index(frozenset()))
         handle = await self._index_for(location)
+        # Whether the index is another folder's is known once the store is read (a query
+        # waits for that), and is asked before the plan: on a copied package the plan
+        # would be computed only to be refused.
+        await self._query(location, _nothing)
         elsewhere = await self.built_elsewhere(location, handle, await handle.state())
         if elsewhere is not None:
             # Its ranges are another folder's files: applied, the plan would edit that folder.
@@ -376,6 +383,7 @@ class Engine(GraphTools, EngineCore):
                 ),
                 [(WarningCode.INDEX_BUILT_ELSEWHERE, elsewhere.message)],
             )
+        plan: RenamePlan = await self._query(location, plan_from_index(frozenset()))
         overlay_notes: list[tuple[WarningCode, str]] = []
         stale = {r.path for r in plan.ranges if r.tier is Tier.RED_STALE}
         if stale and plan.refusal is None:
