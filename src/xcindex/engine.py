@@ -71,8 +71,6 @@ from xcindex.tools.wait_for_fresh import (
 from xcindex.warnings import CodedError, RefusalReason, Tier, WarningCode, XcindexError
 
 if TYPE_CHECKING:
-    # The LSP stack (lsprotocol's types take most of a second to import) loads on first
-    # use: a server that is never asked for a rename plan never pays for it.
     from xcindex.indexstore.database import Database
 
 from xcindex.engine_core import (
@@ -101,7 +99,8 @@ def _stale_indexed(files: list[FileFreshness]) -> set[str]:
 
 
 def _nothing(db: Database) -> None:
-    """A query that only waits for the store to be read."""
+    """A query that only waits for the store to be read: a Query, not a Refresh, so a first
+    ingestion waited for still reports its progress to the caller."""
 
 
 def _real_paths(paths: set[str]) -> set[str]:
