@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import CANARY
 from xcindex.engine import Engine
-from xcindex.indexstore.binding import IndexStore
+from xcindex.indexstore.binding import IndexStore, IndexStoreError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -151,3 +151,26 @@ async def test_truncated_and_missing_records_are_reported_and_the_rest_answers(
         assert "index_record_unreadable" in {w["code"] for w in status["warnings"]}
         greeter = await engine.find_symbol("Greeter", index_store_path=str(store))
         assert greeter.matches == ()
+
+
+class _FlagPastTheCut:
+    """A fault the real store cannot make on demand: libIndexStore, reading a unit cut at
+    some lengths, returns a flag read from memory past the cut (cffi: 'got a _Bool of value
+    54'), which is 0 or 1 by chance on some runs. Everything else is the real library."""
+
+    def __init__(self, lib: object) -> None:
+        self._real = lib
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._real, name)
+
+    def indexstore_unit_reader_is_system_unit(self, reader: object) -> bool:
+        raise ValueError("got a _Bool of value 54, expected 0 or 1")
+
+
+def test_a_flag_read_past_a_cut_is_a_damaged_unit_not_a_crash_of_the_worker(canary_store: Path) -> None:
+    with IndexStore(canary_store) as reader:
+        name = unit_for(canary_store, "Sources/CanaryCore/Operators.swift")
+        reader._lib = _FlagPastTheCut(reader._lib)
+        with pytest.raises(IndexStoreError, match=r"it is damaged \(got a _Bool of value 54"):
+            reader.read_unit(name)
