@@ -30,8 +30,8 @@ import anyio
 
 from xcindex.lsp.client import LspClient, initialize_params, path_to_uri
 from xcindex.lsp.jsonrpc import JsonRpcConnection
-from xcindex.toolchain import find_sourcekit_lsp
-from xcindex.tools.swift_decls import Decl, scan_declarations
+from xcindex.project.toolchain import find_sourcekit_lsp
+from xcindex.swift.declarations import Decl, scan_declarations
 
 _TYPE_KINDS = frozenset({3, 5, 10, 11, 23})
 """namespace (an extension), class (and actor), enum, interface (protocol), struct."""

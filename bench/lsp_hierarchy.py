@@ -28,8 +28,8 @@ from anyio.abc import Process
 
 from xcindex.lsp.client import LspClient, initialize_params, path_to_uri, uri_to_path
 from xcindex.lsp.jsonrpc import JsonRpcConnection
-from xcindex.toolchain import find_sourcekit_lsp
-from xcindex.tools.call_hierarchy import CallGroup
+from xcindex.project.toolchain import find_sourcekit_lsp
+from xcindex.tools.graph.call_hierarchy import CallGroup
 
 Related = frozenset[tuple[str, str, int]]
 """(base name, path, 1-based line of its definition)"""

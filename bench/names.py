@@ -42,6 +42,7 @@ import anyio
 from xcindex.engine import Engine
 from xcindex.indexstore.database import Database, SymbolRow
 from xcindex.indexstore.model import Role
+from xcindex.swift.names import name_labels
 from xcindex.tools.resolve import (
     ACCESSOR_SUBKINDS,
     CLASS_KIND,
@@ -51,7 +52,6 @@ from xcindex.tools.resolve import (
     _Facts,
     resolve,
 )
-from xcindex.tools.typed_names import name_labels
 
 FORMS = (
     "bare",

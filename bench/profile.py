@@ -2,7 +2,7 @@
 
 `python -m bench.profile --scale M` profiles, on the already built package of that scale:
 a cold ingestion (empty cache), warm find_references, warm blast_radius of the hub file,
-the refresh after a one-file change (rebuilt, then restored), and `import xcindex.server` (the stdio server's start-up). Text profiles are written under
+the refresh after a one-file change (rebuilt, then restored), and `import xcindex.server.sdk` (the stdio server's start-up). Text profiles are written under
 `$XCINDEX_BENCH_DIR/profiles/` and their top lines printed.
 """
 
@@ -160,9 +160,9 @@ def timed_steps() -> Iterator[dict[str, tuple[float, int]]]:
 
 
 def import_profile(out: Path) -> None:
-    """`python -X importtime -c 'import xcindex.server'`, the heaviest imports first."""
+    """`python -X importtime -c 'import xcindex.server.sdk'`, the heaviest imports first."""
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import xcindex.server"],
+        [sys.executable, "-X", "importtime", "-c", "import xcindex.server.sdk"],
         capture_output=True,
         text=True,
         check=True,
@@ -175,7 +175,7 @@ def import_profile(out: Path) -> None:
     rows.sort(reverse=True)
     text = "\n".join(f"{cumulative / 1000:8.1f} ms  {name}" for cumulative, name in rows[:40])
     (out / "import-xcindex-server.txt").write_text(text + "\n", encoding="utf-8")
-    print("\n===== import xcindex.server (cumulative) =====")
+    print("\n===== import xcindex.server.sdk (cumulative) =====")
     print("\n".join(text.splitlines()[:25]))
 
 

@@ -26,13 +26,6 @@ if TYPE_CHECKING:
     from xcindex.lsp.config import LspPoolConfig as LspPoolConfig
     from xcindex.tools.arguments import ArgumentsError as ArgumentsError
     from xcindex.tools.arguments import LocationArgs as LocationArgs
-    from xcindex.tools.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
-    from xcindex.tools.blast_radius import BlastRadiusArgs as BlastRadiusArgs
-    from xcindex.tools.blast_radius import TestTarget as TestTarget
-    from xcindex.tools.call_hierarchy import CallHierarchyAnswer as CallHierarchyAnswer
-    from xcindex.tools.call_hierarchy import CallHierarchyArgs as CallHierarchyArgs
-    from xcindex.tools.change_impact import ChangeImpactAnswer as ChangeImpactAnswer
-    from xcindex.tools.change_impact import ChangeImpactArgs as ChangeImpactArgs
     from xcindex.tools.common import AnswerWarning as AnswerWarning
     from xcindex.tools.common import Freshness as Freshness
     from xcindex.tools.conformances import Conformance as Conformance
@@ -41,31 +34,38 @@ if TYPE_CHECKING:
     from xcindex.tools.find_symbol import FindSymbolAnswer as FindSymbolAnswer
     from xcindex.tools.find_symbol import FindSymbolArgs as FindSymbolArgs
     from xcindex.tools.find_symbol import SymbolMatch as SymbolMatch
-    from xcindex.tools.plan_rename import PlanRenameArgs as PlanRenameArgs
-    from xcindex.tools.plan_rename import Refusal as Refusal
-    from xcindex.tools.plan_rename import RenamePlan as RenamePlan
-    from xcindex.tools.plan_rename import RenameRange as RenameRange
+    from xcindex.tools.graph.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
+    from xcindex.tools.graph.blast_radius import BlastRadiusArgs as BlastRadiusArgs
+    from xcindex.tools.graph.blast_radius import TestTarget as TestTarget
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer as CallHierarchyAnswer
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyArgs as CallHierarchyArgs
+    from xcindex.tools.graph.change_impact import ChangeImpactAnswer as ChangeImpactAnswer
+    from xcindex.tools.graph.change_impact import ChangeImpactArgs as ChangeImpactArgs
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer as TypeHierarchyAnswer
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyArgs as TypeHierarchyArgs
     from xcindex.tools.references import DefinitionAnswer as DefinitionAnswer
     from xcindex.tools.references import FindDefinitionArgs as FindDefinitionArgs
     from xcindex.tools.references import FindOverridesArgs as FindOverridesArgs
     from xcindex.tools.references import FindReferencesArgs as FindReferencesArgs
     from xcindex.tools.references import Site as Site
     from xcindex.tools.references import SitesAnswer as SitesAnswer
+    from xcindex.tools.rename.plan import PlanRenameArgs as PlanRenameArgs
+    from xcindex.tools.rename.plan import Refusal as Refusal
+    from xcindex.tools.rename.plan import RenamePlan as RenamePlan
+    from xcindex.tools.rename.plan import RenameRange as RenameRange
     from xcindex.tools.status import StatusAnswer as StatusAnswer
     from xcindex.tools.status import StatusArgs as StatusArgs
-    from xcindex.tools.type_hierarchy import TypeHierarchyAnswer as TypeHierarchyAnswer
-    from xcindex.tools.type_hierarchy import TypeHierarchyArgs as TypeHierarchyArgs
     from xcindex.tools.wait_for_fresh import FileFreshness as FileFreshness
     from xcindex.tools.wait_for_fresh import FileState as FileState
     from xcindex.tools.wait_for_fresh import FreshWaitAnswer as FreshWaitAnswer
     from xcindex.tools.wait_for_fresh import WaitForFreshArgs as WaitForFreshArgs
-    from xcindex.warnings import CodedError as CodedError
-    from xcindex.warnings import Completeness as Completeness
-    from xcindex.warnings import RangeReason as RangeReason
-    from xcindex.warnings import RefusalReason as RefusalReason
-    from xcindex.warnings import Tier as Tier
-    from xcindex.warnings import WarningCode as WarningCode
-    from xcindex.warnings import XcindexError as XcindexError
+    from xcindex.vocabulary import CodedError as CodedError
+    from xcindex.vocabulary import Completeness as Completeness
+    from xcindex.vocabulary import RangeReason as RangeReason
+    from xcindex.vocabulary import RefusalReason as RefusalReason
+    from xcindex.vocabulary import Tier as Tier
+    from xcindex.vocabulary import WarningCode as WarningCode
+    from xcindex.vocabulary import XcindexError as XcindexError
 
 # Public name → (module, name there). Loaded on first use, so that `xcindex hook …` (run on
 # every edit an agent makes) stays import-light: it must not pull in anyio, mcp or cffi.
@@ -86,39 +86,39 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DefinitionAnswer": ("xcindex.tools.references", "DefinitionAnswer"),
     "ConformancesAnswer": ("xcindex.tools.conformances", "ConformancesAnswer"),
     "Conformance": ("xcindex.tools.conformances", "Conformance"),
-    "BlastRadiusAnswer": ("xcindex.tools.blast_radius", "BlastRadiusAnswer"),
-    "TestTarget": ("xcindex.tools.blast_radius", "TestTarget"),
+    "BlastRadiusAnswer": ("xcindex.tools.graph.blast_radius", "BlastRadiusAnswer"),
+    "TestTarget": ("xcindex.tools.graph.blast_radius", "TestTarget"),
     "StatusAnswer": ("xcindex.tools.status", "StatusAnswer"),
     "FreshWaitAnswer": ("xcindex.tools.wait_for_fresh", "FreshWaitAnswer"),
     "FileFreshness": ("xcindex.tools.wait_for_fresh", "FileFreshness"),
     "FileState": ("xcindex.tools.wait_for_fresh", "FileState"),
-    "RenamePlan": ("xcindex.tools.plan_rename", "RenamePlan"),
+    "RenamePlan": ("xcindex.tools.rename.plan", "RenamePlan"),
     "FindSymbolArgs": ("xcindex.tools.find_symbol", "FindSymbolArgs"),
     "FindReferencesArgs": ("xcindex.tools.references", "FindReferencesArgs"),
     "FindDefinitionArgs": ("xcindex.tools.references", "FindDefinitionArgs"),
     "FindOverridesArgs": ("xcindex.tools.references", "FindOverridesArgs"),
     "FindConformancesArgs": ("xcindex.tools.conformances", "FindConformancesArgs"),
-    "BlastRadiusArgs": ("xcindex.tools.blast_radius", "BlastRadiusArgs"),
+    "BlastRadiusArgs": ("xcindex.tools.graph.blast_radius", "BlastRadiusArgs"),
     "StatusArgs": ("xcindex.tools.status", "StatusArgs"),
     "WaitForFreshArgs": ("xcindex.tools.wait_for_fresh", "WaitForFreshArgs"),
-    "PlanRenameArgs": ("xcindex.tools.plan_rename", "PlanRenameArgs"),
-    "CallHierarchyAnswer": ("xcindex.tools.call_hierarchy", "CallHierarchyAnswer"),
-    "CallHierarchyArgs": ("xcindex.tools.call_hierarchy", "CallHierarchyArgs"),
-    "TypeHierarchyAnswer": ("xcindex.tools.type_hierarchy", "TypeHierarchyAnswer"),
-    "TypeHierarchyArgs": ("xcindex.tools.type_hierarchy", "TypeHierarchyArgs"),
-    "ChangeImpactAnswer": ("xcindex.tools.change_impact", "ChangeImpactAnswer"),
-    "ChangeImpactArgs": ("xcindex.tools.change_impact", "ChangeImpactArgs"),
+    "PlanRenameArgs": ("xcindex.tools.rename.plan", "PlanRenameArgs"),
+    "CallHierarchyAnswer": ("xcindex.tools.graph.call_hierarchy", "CallHierarchyAnswer"),
+    "CallHierarchyArgs": ("xcindex.tools.graph.call_hierarchy", "CallHierarchyArgs"),
+    "TypeHierarchyAnswer": ("xcindex.tools.graph.type_hierarchy", "TypeHierarchyAnswer"),
+    "TypeHierarchyArgs": ("xcindex.tools.graph.type_hierarchy", "TypeHierarchyArgs"),
+    "ChangeImpactAnswer": ("xcindex.tools.graph.change_impact", "ChangeImpactAnswer"),
+    "ChangeImpactArgs": ("xcindex.tools.graph.change_impact", "ChangeImpactArgs"),
     "LocationArgs": ("xcindex.tools.arguments", "LocationArgs"),
     "ArgumentsError": ("xcindex.tools.arguments", "ArgumentsError"),
-    "RenameRange": ("xcindex.tools.plan_rename", "RenameRange"),
-    "Refusal": ("xcindex.tools.plan_rename", "Refusal"),
-    "Tier": ("xcindex.warnings", "Tier"),
-    "RangeReason": ("xcindex.warnings", "RangeReason"),
-    "RefusalReason": ("xcindex.warnings", "RefusalReason"),
-    "Completeness": ("xcindex.warnings", "Completeness"),
-    "WarningCode": ("xcindex.warnings", "WarningCode"),
-    "XcindexError": ("xcindex.warnings", "XcindexError"),
-    "CodedError": ("xcindex.warnings", "CodedError"),
+    "RenameRange": ("xcindex.tools.rename.plan", "RenameRange"),
+    "Refusal": ("xcindex.tools.rename.plan", "Refusal"),
+    "Tier": ("xcindex.vocabulary", "Tier"),
+    "RangeReason": ("xcindex.vocabulary", "RangeReason"),
+    "RefusalReason": ("xcindex.vocabulary", "RefusalReason"),
+    "Completeness": ("xcindex.vocabulary", "Completeness"),
+    "WarningCode": ("xcindex.vocabulary", "WarningCode"),
+    "XcindexError": ("xcindex.vocabulary", "XcindexError"),
+    "CodedError": ("xcindex.vocabulary", "CodedError"),
 }
 
 __all__ = sorted(_EXPORTS)

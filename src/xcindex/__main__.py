@@ -1,3 +1,3 @@
-from xcindex.cli import main
+from xcindex.cli.main import main
 
 raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 Library modules never configure anything and never print. Events go to the stdlib logger
 of their module, so an embedding host's own logging decides where they end up (by default
-only warnings, on stderr); the CLI's `xcindex.log_setup.configure` renders them as JSON
+only warnings, on stderr); the CLI's `xcindex.cli.log_setup.configure` renders them as JSON
 lines. An unconfigured structlog would print to stdout, which is the MCP channel.
 """
 

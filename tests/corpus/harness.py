@@ -23,8 +23,8 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.conftest import REPO, swift_executable
-from xcindex.tools.plan_rename import RenamePlan, base_name
-from xcindex.tools.rename_scan import Mention
+from xcindex.tools.rename.plan import RenamePlan, base_name
+from xcindex.tools.rename.scan import Mention
 
 PACKAGES = ("swift-log", "yams")
 _ERROR = re.compile(r"^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$", re.MULTILINE)

@@ -21,7 +21,7 @@ import pytest
 from tests.corpus.harness import build_and_test, ids_of, listed_tests, prepared, restore, run_tests
 from tests.scoring import MEASURED
 from xcindex.engine import Engine
-from xcindex.tools.blast_radius import BlastRadiusAnswer
+from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

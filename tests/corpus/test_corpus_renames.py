@@ -30,8 +30,8 @@ from tests.corpus.harness import (
 )
 from tests.scoring import MEASURED
 from xcindex.engine import Engine
-from xcindex.tools.plan_rename import RenamePlan, base_name
-from xcindex.warnings import WarningCode
+from xcindex.tools.rename.plan import RenamePlan, base_name
+from xcindex.vocabulary import WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

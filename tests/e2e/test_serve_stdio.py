@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import CANARY, load_expected
-from xcindex.registry import TOOLS
+from xcindex.engine.registry import TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

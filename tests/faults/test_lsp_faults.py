@@ -21,7 +21,7 @@ import pytest
 from xcindex.actors.lsp import LspPool
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.snapshot import ChildState, LspChildStatus
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 pytestmark = pytest.mark.anyio
 

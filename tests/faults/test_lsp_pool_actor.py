@@ -18,7 +18,7 @@ from tests.faults.test_lsp_supervision import Children, config, state_of
 from xcindex.actors import lsp as pool_module
 from xcindex.actors.lsp import LspPool
 from xcindex.lsp.snapshot import ChildSnapshot, ChildState, LspChildStatus
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 pytestmark = pytest.mark.anyio
 

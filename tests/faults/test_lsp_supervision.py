@@ -24,7 +24,7 @@ from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.jsonrpc import ErrorCode, JsonRpcConnection, JsonRpcError, JsonValue
 from xcindex.lsp.process import LspChild
 from xcindex.lsp.snapshot import ChildState, LspChildStatus
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 pytestmark = pytest.mark.anyio
 

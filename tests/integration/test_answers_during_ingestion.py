@@ -21,7 +21,7 @@ from bench.build import BuiltPackage, bench_dir, prepare_package
 from tests.scoring import measured
 from xcindex import Engine, EngineConfig, FindSymbolAnswer, SitesAnswer
 from xcindex.indexstore.worker import SLOW_INGEST_ENV
-from xcindex.warnings import Completeness, WarningCode
+from xcindex.vocabulary import Completeness, WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import CANARY
 from xcindex import Engine, EngineConfig
 from xcindex.tools.elsewhere import BuiltElsewhereError
-from xcindex.warnings import Completeness, RefusalReason, WarningCode
+from xcindex.vocabulary import Completeness, RefusalReason, WarningCode
 
 pytestmark = pytest.mark.toolchain
 

@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import CANARY
 from xcindex.engine import Engine
-from xcindex.tools.change_impact import change_impact
-from xcindex.warnings import XcindexError
+from xcindex.tools.graph.change_impact import change_impact
+from xcindex.vocabulary import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -288,7 +288,7 @@ def test_several_projects_below_are_named_never_adopted(tmp_path: Path) -> None:
 
 def test_the_doctor_finds_sourcekit_lsp_where_the_server_does(tmp_path: Path) -> None:
     """Simulated macOS: a fake `xcode-select` names a fake Xcode; the doctor reports its
-    sourcekit-lsp, found by the same search the server uses (xcindex.toolchain)."""
+    sourcekit-lsp, found by the same search the server uses (xcindex.project.toolchain)."""
     developer = tmp_path / "Xcode.app" / "Contents" / "Developer"
     lsp = developer / "Toolchains" / "XcodeDefault.xctoolchain" / "usr" / "bin" / "sourcekit-lsp"
     lsp.parent.mkdir(parents=True)

@@ -26,8 +26,8 @@ from mcp.server.stdio import stdio_server
 
 from tests.conftest import CANARY
 from xcindex.engine import Engine, EngineConfig
-from xcindex.server import StatusFeed, build_server
-from xcindex.server_front import serve_connection
+from xcindex.server.front import serve_connection
+from xcindex.server.sdk import StatusFeed, build_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -480,7 +480,7 @@ async def test_progress_of_a_first_ingestion_is_reported_alike(
 
 def test_the_front_end_imports_no_part_of_the_sdk() -> None:
     code = (
-        "import sys, xcindex.server_front, xcindex.cli\n"
+        "import sys, xcindex.server.front, xcindex.cli.main\n"
         "sdk = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
         "print(sdk)\n"
         "sys.exit(1 if sdk else 0)\n"

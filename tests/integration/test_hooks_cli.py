@@ -429,7 +429,7 @@ def test_the_hooks_are_import_light(project: Path, tmpdir: Path) -> None:
     """Running every hook in one interpreter loads none of the heavy dependencies."""
     program = (
         "import io, sys\n"
-        "from xcindex.cli import main\n"
+        "from xcindex.cli.main import main\n"
         "for event in ('session-start', 'post-tool-use', 'pre-tool-use'):\n"
         "    sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
         "    assert main(['hook', event]) == 0\n"
@@ -460,5 +460,5 @@ def test_the_real_command_imports_nothing_heavy(project: Path, tmpdir: Path, eve
     )
     assert result.returncode == 0
     imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if "|" in line}
-    assert "xcindex.hooks" in imported
+    assert "xcindex.hooks.events" in imported
     assert not {name for name in imported if name.split(".")[0] in HEAVY}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from xcindex.engine import Engine, EngineConfig
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

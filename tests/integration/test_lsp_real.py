@@ -25,8 +25,8 @@ from xcindex.actors.lsp import LspPool
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.snapshot import ChildState
-from xcindex.toolchain import find_sourcekit_lsp
-from xcindex.warnings import CodedError
+from xcindex.project.toolchain import find_sourcekit_lsp
+from xcindex.vocabulary import CodedError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -18,7 +18,7 @@ from tests.scoring import score
 from xcindex.engine import Engine
 from xcindex.presentation.text import render_find_symbol
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
-from xcindex.warnings import XcindexError
+from xcindex.vocabulary import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

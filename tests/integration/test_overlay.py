@@ -21,7 +21,7 @@ from tests.conftest import CANARY, build_package, swift_executable
 from xcindex.engine import Engine, EngineConfig
 from xcindex.indexstore.cache import cache_dir
 from xcindex.overlay.arguments import build_dir_for_store, load_invocations
-from xcindex.warnings import Tier
+from xcindex.vocabulary import Tier
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -22,8 +22,8 @@ from tests.integration.test_tools_against_expected import rel, usr_of
 from tests.scoring import score
 from xcindex.engine import Engine, EngineConfig
 from xcindex.indexstore.database import Database
-from xcindex.tools.plan_rename import RenamePlan
-from xcindex.warnings import XcindexError
+from xcindex.tools.rename.plan import RenamePlan
+from xcindex.vocabulary import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -15,8 +15,8 @@ from mcp import Client
 
 from tests.conftest import CANARY, REPO
 from xcindex.engine import Engine, EngineConfig
-from xcindex.registry import TOOLS, parameters_markdown
-from xcindex.server import StatusFeed, build_server
+from xcindex.engine.registry import TOOLS, parameters_markdown
+from xcindex.server.sdk import StatusFeed, build_server
 
 XCINDEX = Path(sys.executable).parent / "xcindex"
 
@@ -44,7 +44,7 @@ def test_the_docs_parameter_tables_are_the_registrys() -> None:
     begin, end = "<!-- parameters:begin -->\n", "<!-- parameters:end -->"
     section = documented[documented.index(begin) + len(begin) : documented.index(end)]
     assert section == parameters_markdown(), (
-        "run `python -m xcindex.registry` and paste it into docs/tools.md"
+        "run `python -m xcindex.engine.registry` and paste it into docs/tools.md"
     )
 
 

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import CANARY, build_package, copy_package, load_expected, swift_executable
 from tests.integration.test_tools_against_expected import rel, usr_of
 from xcindex.engine import Engine
-from xcindex.tools.plan_rename import RenamePlan, base_name
+from xcindex.tools.rename.plan import RenamePlan, base_name
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

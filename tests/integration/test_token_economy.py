@@ -21,8 +21,8 @@ from mcp_types import TextContent
 from tests.conftest import CANARY, REPO
 from tests.scoring import measured
 from xcindex.engine import Engine, EngineConfig
-from xcindex.registry import TOOLS
-from xcindex.server import INSTRUCTIONS, StatusFeed, build_server
+from xcindex.engine.registry import TOOLS
+from xcindex.server.sdk import INSTRUCTIONS, StatusFeed, build_server
 from xcindex.tools.budget import CHARS_PER_TOKEN, RESPONSE_BUDGET_TOKENS, estimated_tokens
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]

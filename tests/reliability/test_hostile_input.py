@@ -39,8 +39,8 @@ from tests.reliability.harness import (
     tagged_processes,
     without_echoes,
 )
-from xcindex.registry import TOOLS
-from xcindex.warnings import Completeness, RangeReason, RefusalReason, Tier, WarningCode
+from xcindex.engine.registry import TOOLS
+from xcindex.vocabulary import Completeness, RangeReason, RefusalReason, Tier, WarningCode
 
 pytestmark = [pytest.mark.toolchain]
 

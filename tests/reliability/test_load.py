@@ -30,7 +30,7 @@ from xcindex.actors.lsp import LspPool
 from xcindex.engine import Engine, EngineConfig
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.tools.wait_for_fresh import FileState
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

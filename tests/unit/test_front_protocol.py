@@ -22,7 +22,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
-from xcindex import server_front_protocol as front
+from xcindex.server import protocol as front
 
 SETTINGS = settings(
     max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xcindex import hook_json
-from xcindex.hooks import hook_output
+from xcindex.hooks import output as hook_json
+from xcindex.hooks.events import hook_output
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from xcindex import hooks, ledger
-from xcindex.grep_advice import swift_identifier
-from xcindex.projects import Project, choose_project, find_projects
-from xcindex.warnings import ProjectKind
+from xcindex.hooks import events as hooks
+from xcindex.hooks.grep_advice import swift_identifier
+from xcindex.project import ledger
+from xcindex.project.candidates import Project, choose_project, find_projects
+from xcindex.vocabulary import ProjectKind
 
 NOTE = (
     "[xcindex] '{name}' was edited: xcindex re-indexes it on its own in a moment, so answers about its "

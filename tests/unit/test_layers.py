@@ -1,120 +1,146 @@
-"""Layers only look down, and no module does several jobs: checked on the source, so a new
-upward import or an overgrown module fails here rather than in a reviewer's head.
+"""The rooms only look down: checked on the source, so an upward or sideways import fails
+here rather than in a reviewer's head.
 
-The layers, bottom up (docs/architecture.md, "Where things go"):
-- leaves: `warnings`, `_log`, `toolchain`, `ledger`, `projects` and the hook helpers;
-- `indexstore/` and `lsp/`, which import no actor, tool, presentation or entry point;
-- `locate` (where a store and its workspace are);
-- `tools/` (typed answers; no actors, no presentation, no entry points);
-- `presentation/` (how answers read), `actors/` (who owns what);
-- the entry points: `engine`, `registry`, `server`, `server_front*`, `server_tools`, `cli`,
-  `cli_tools`, `hooks`, `doctor*`.
-
-Only `server` imports the MCP SDK: `xcindex serve` answers a session's first messages
-without it (`server_front`), and that start-up saving is lost the day another module
-imports it at its top.
+The rooms, bottom up (docs/architecture.md, "The map"): a module may import its own room and
+the rooms of the layers below it, never a room beside it or above it. `TYPE_CHECKING`
+imports count (a type is a dependency too), and so do `from xcindex import Name` (the
+module that defines the name) and `importlib.import_module("xcindex.…")`.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "xcindex"
 MAX_LINES = 700
 
-ENTRY_POINTS = {
-    "xcindex.engine",
-    "xcindex.engine_core",
-    "xcindex.engine_graph",
-    "xcindex.registry",
-    "xcindex.server",
-    "xcindex.server_front",
-    "xcindex.server_front_protocol",
-    "xcindex.server_tools",
-    "xcindex.cli",
-    "xcindex.cli_tools",
-    "xcindex.hooks",
-    "xcindex.doctor",
-    "xcindex.doctor_config",
-    "xcindex.doctor_report",
-    "xcindex.__main__",
-}
-FORBIDDEN: dict[str, tuple[str, ...]] = {
-    # package prefix → the prefixes it must not import
-    "xcindex.indexstore": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
-    "xcindex.lsp": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
-    "xcindex.overlay": ("xcindex.actors", "xcindex.tools", "xcindex.presentation", "xcindex.locate"),
-    "xcindex.locate": ("xcindex.actors", "xcindex.tools", "xcindex.presentation"),
-    "xcindex.tools": ("xcindex.actors", "xcindex.presentation"),
-    "xcindex.presentation": ("xcindex.actors",),
-    "xcindex.actors": ("xcindex.presentation",),
-}
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("xcindex.vocabulary", "xcindex._log", "xcindex._record"),
+    ("xcindex.swift", "xcindex.project"),
+    ("xcindex.indexstore", "xcindex.lsp"),
+    ("xcindex.overlay",),
+    ("xcindex.tools",),
+    ("xcindex.tools.graph", "xcindex.tools.rename"),
+    ("xcindex.presentation", "xcindex.actors"),
+    ("xcindex.engine",),
+    ("xcindex.server", "xcindex.hooks", "xcindex.doctor"),
+    ("xcindex.cli",),
+    ("xcindex.__main__",),
+)
+PUBLIC_FACE = "xcindex"
+"""The package itself: its `__init__` re-exports names from every room, lazily."""
+SDK_OWNER = "xcindex.server.sdk"
+SDK_PACKAGES = ("mcp", "mcp_types")
 
 
 def modules() -> list[tuple[str, Path]]:
     found = []
     for path in sorted(SRC.rglob("*.py")):
         parts = path.relative_to(SRC.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        found.append((name, path))
+        found.append((".".join(parts[:-1] if parts[-1] == "__init__" else parts), path))
     return found
 
 
-SDK_OWNER = "xcindex.server"
-SDK_PACKAGES = ("mcp", "mcp_types")
+def public_names() -> dict[str, str]:
+    """`xcindex`'s re-exported names → the module that defines each (its TYPE_CHECKING block)."""
+    tree = ast.parse((SRC / "__init__.py").read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name: node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
 
 
-def imports_of(path: Path, name: str, *, prefix: str = "xcindex") -> set[str]:
+def imported(path: Path, name: str) -> Iterator[tuple[str, int]]:
+    """Every module `path` imports (absolute, with its line), xcindex's or not."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
+    exports = public_names()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)
-    return {module for module in found if module.startswith(prefix)}
+            if target == PUBLIC_FACE:
+                for alias in node.names:
+                    if alias.name != "__version__":
+                        yield exports.get(alias.name, f"{PUBLIC_FACE}.{alias.name}"), node.lineno
+            else:
+                yield target, node.lineno
+        elif (
+            isinstance(node, ast.Call)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))
+            )
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value, node.lineno
 
 
-def forbidden_for(name: str) -> tuple[str, ...]:
-    rules = [
-        prefixes
-        for package, prefixes in FORBIDDEN.items()
-        if name == package or name.startswith(package + ".")
-    ]
-    below_entry = not name.startswith(tuple(ENTRY_POINTS)) and name != "xcindex"
-    return tuple(prefix for group in rules for prefix in group) + (tuple(ENTRY_POINTS) if below_entry else ())
+def room_of(module: str) -> tuple[str, int] | None:
+    """The most specific room holding `module`, with its layer; None outside every room."""
+    best: tuple[str, int] | None = None
+    for layer, rooms in enumerate(LAYERS):
+        for room in rooms:
+            if (module == room or module.startswith(room + ".")) and (
+                best is None or len(room) > len(best[0])
+            ):
+                best = (room, layer)
+    return best
 
 
-@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
-def test_layers_only_look_down(name: str, path: Path) -> None:
-    bad = sorted(
-        module
-        for module in imports_of(path, name)
-        for prefix in forbidden_for(name)
-        if module == prefix or module.startswith(prefix + ".")
+def test_every_module_is_in_a_room() -> None:
+    homeless = [name for name, _ in modules() if name != PUBLIC_FACE and room_of(name) is None]
+    assert not homeless, f"modules in no room of LAYERS (add them to one): {homeless}"
+
+
+def test_rooms_import_only_their_own_room_and_the_layers_below() -> None:
+    wrong: list[str] = []
+    for name, path in modules():
+        if name == PUBLIC_FACE:
+            continue
+        here = room_of(name)
+        assert here is not None
+        for target, line in imported(path, name):
+            if target == PUBLIC_FACE or not target.startswith(PUBLIC_FACE + "."):
+                continue
+            there = room_of(target)
+            if there is None or there[0] == here[0]:
+                continue
+            if there[1] >= here[1]:
+                side = "beside" if there[1] == here[1] else "above"
+                wrong.append(f"{name}:{line} imports {target} ({there[0]}, {side} {here[0]})")
+    assert not wrong, "imports that do not look down:\n" + "\n".join(wrong)
+
+
+def test_no_module_reaches_700_lines() -> None:
+    long = {
+        name: lines
+        for name, path in modules()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) >= MAX_LINES
+    }
+    assert not long, f"modules of {MAX_LINES} lines or more (split them by job): {long}"
+
+
+def test_only_the_sdk_server_module_imports_the_mcp_sdk() -> None:
+    """`xcindex serve` answers a session's first messages without the SDK (`server.front`);
+    that start-up saving is lost the day another module imports it."""
+    importers = sorted(
+        f"{name}:{line}"
+        for name, path in modules()
+        if name != SDK_OWNER
+        for target, line in imported(path, name)
+        if target.split(".")[0] in SDK_PACKAGES
     )
-    assert not bad, f"{name} imports upward: {bad}"
-
-
-@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
-def test_no_module_does_several_jobs(name: str, path: Path) -> None:
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines < MAX_LINES, f"{name} has {lines} lines: split it by job"
-
-
-@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
-def test_only_the_server_module_imports_the_mcp_sdk(name: str, path: Path) -> None:
-    sdk = sorted(
-        module for module in imports_of(path, name, prefix="mcp") if module.split(".")[0] in SDK_PACKAGES
-    )
-    assert name == SDK_OWNER or not sdk, f"{name} imports the MCP SDK: {sdk}"
+    assert not importers, f"modules importing the MCP SDK besides {SDK_OWNER}: {importers}"

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xcindex import ledger
 from xcindex.actors.ledger import LedgerActor
 from xcindex.actors.mailbox import ActorGone
+from xcindex.project import ledger
 
 
 @pytest.fixture(params=["asyncio", "trio"])

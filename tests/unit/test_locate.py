@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from xcindex.locate import LocateError, locate
-from xcindex.warnings import MISSING_LOCATION, WarningCode
+from xcindex.project.locate import LocateError, locate
+from xcindex.vocabulary import MISSING_LOCATION, WarningCode
 
 
 def make_store(path: Path) -> Path:

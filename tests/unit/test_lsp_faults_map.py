@@ -10,7 +10,7 @@ import pytest
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.faults import LspStage, classify_fault, fault_code
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError, RequestTimeout
-from xcindex.warnings import ActorGone, ActorTimeout, CodedError, WarningCode
+from xcindex.vocabulary import ActorGone, ActorTimeout, CodedError, WarningCode
 
 W = WarningCode
 S = LspStage

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from xcindex.lsp.workspace import (
+from xcindex.project.workspace import (
     WorkspaceKind,
     WorkspaceRoot,
     resolve_workspace_root,
     workspace_root_for_index_store,
     workspace_root_for_project,
 )
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 
 def make(path: Path, content: str = "") -> Path:

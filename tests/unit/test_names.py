@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from xcindex.swift.names import parse_query
 from xcindex.tools.common import split_qualified
-from xcindex.tools.typed_names import parse_query
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ waits for them, and what a question is answered. Plain state, driven with explic
 from __future__ import annotations
 
 from xcindex.overlay.runner import Failed, Landed, OverlaySchedule, Skipped
-from xcindex.warnings import WarningCode
+from xcindex.vocabulary import WarningCode
 
 A, B = "/p/A.swift", "/p/B.swift"
 

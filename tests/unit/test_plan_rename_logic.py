@@ -11,14 +11,14 @@ import pytest
 
 from xcindex.lsp.positions import LspLocation
 from xcindex.presentation.text import render_plan, render_plan_compact
-from xcindex.tools.plan_rename import (
+from xcindex.tools.rename.plan import (
     RenamePlan,
     RenameRange,
     is_sdk_path,
     validate_new_name,
 )
-from xcindex.tools.rename_reconcile import lsp_ranges, reconcile, verify_lsp_ranges
-from xcindex.warnings import RangeReason, Tier
+from xcindex.tools.rename.reconcile import lsp_ranges, reconcile, verify_lsp_ranges
+from xcindex.vocabulary import RangeReason, Tier
 
 LINE = '        lastGreeting = "👋 " + (userService.fetchUser(id: 1) ?? "guest")'
 

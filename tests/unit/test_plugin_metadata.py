@@ -56,9 +56,11 @@ def test_sourcekit_lsp_path_is_read_in_one_place_and_toolchain_is_a_leaf() -> No
         for path in source.rglob("*.py")
         if '"SOURCEKIT_LSP_PATH"' in path.read_text() or "'SOURCEKIT_LSP_PATH'" in path.read_text()
     )
-    assert readers == ["toolchain.py"]
-    imports = re.findall(r"^\s*(?:from|import) (xcindex\S*)", (source / "toolchain.py").read_text(), re.M)
-    assert set(imports) <= {"xcindex.warnings"}
+    assert readers == ["project/toolchain.py"]
+    imports = re.findall(
+        r"^\s*(?:from|import) (xcindex\S*)", (source / "project" / "toolchain.py").read_text(), re.M
+    )
+    assert set(imports) <= {"xcindex.vocabulary"}
 
 
 def test_every_plugin_file_names_tools_as_the_plugin_exposes_them() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xcindex.tools.rename_scan import classify, local_conformances, scan_tree, unproven_warnings
+from xcindex.tools.rename.scan import classify, local_conformances, scan_tree, unproven_warnings
 
 SOURCE = '''\
 /// Uses ``logLevel`` to filter; see logLevel.

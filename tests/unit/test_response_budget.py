@@ -26,15 +26,15 @@ from xcindex.presentation.text import (
     render_status,
     render_wait_for_fresh,
 )
-from xcindex.tools.blast_radius import BlastRadiusAnswer, TestTarget
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
 from xcindex.tools.common import Freshness
 from xcindex.tools.conformances import Conformance, ConformancesAnswer
 from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch
+from xcindex.tools.graph.blast_radius import BlastRadiusAnswer, TestTarget
 from xcindex.tools.references import Site, SitesAnswer
 from xcindex.tools.status import StatusAnswer
 from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer
-from xcindex.warnings import Completeness, FailureKind, MatchedBy
+from xcindex.vocabulary import Completeness, FailureKind, MatchedBy
 
 BUDGET = RESPONSE_BUDGET_CHARS
 ROOT = "/Users/someone/Developer/a-company/a-very-large-application-monorepo/Packages/FeatureModules"

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from xcindex.tools.swift_decls import Hunk, innermost, mask, parse_diff, scan_declarations, signature_and_body
+from xcindex.swift.declarations import (
+    Hunk,
+    innermost,
+    mask,
+    parse_diff,
+    scan_declarations,
+    signature_and_body,
+)
 
 SOURCE = """// A comment with func inside(
 /* block { comment */

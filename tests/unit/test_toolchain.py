@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from xcindex import toolchain
-from xcindex.locate import locate
-from xcindex.toolchain import (
+from xcindex.project import toolchain
+from xcindex.project.locate import locate
+from xcindex.project.toolchain import (
     derived_data_base,
     find_library,
     find_sourcekit_lsp,
     find_swift,
     toolchain_roots,
 )
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 
 def executable(path: Path, body: str = "") -> Path:

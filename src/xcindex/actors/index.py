@@ -30,7 +30,6 @@ from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns, refresh
-from xcindex.indexstore.layout import units_mtime_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
 from xcindex.overlay.runner import (
@@ -41,6 +40,7 @@ from xcindex.overlay.runner import (
     OverlaySnapshot,
     after_refresh,
 )
+from xcindex.project.store_layout import units_mtime_ns
 
 log = get_logger(__name__)
 

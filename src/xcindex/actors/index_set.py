@@ -22,7 +22,7 @@ from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor, IndexHa
 from xcindex.actors.mailbox import ActorHandle
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.pool import WorkerPool
-from xcindex.warnings import XcindexError
+from xcindex.vocabulary import XcindexError
 
 RETIRE_TIMEOUT_S = 5.0
 """How long to wait for an actor to say whether it retires (it answers from its loop)."""

@@ -20,9 +20,9 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from xcindex import ledger
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox
+from xcindex.project import ledger
 
 log = get_logger(__name__)
 

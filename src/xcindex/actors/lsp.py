@@ -57,8 +57,8 @@ from xcindex.lsp.queries import (
     SymbolInfoQuery,
 )
 from xcindex.lsp.snapshot import ChildState, Fault, LspChildStatus
-from xcindex.toolchain import find_sourcekit_lsp
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.project.toolchain import find_sourcekit_lsp
+from xcindex.vocabulary import CodedError, WarningCode
 
 log = get_logger(__name__)
 

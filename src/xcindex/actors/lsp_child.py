@@ -33,7 +33,7 @@ from xcindex.lsp.jsonrpc import ConnectionClosed, JsonRpcConnection
 from xcindex.lsp.process import Launcher, LspChild, launch_process
 from xcindex.lsp.queries import LspAnswer, LspQuery, ReadyQuery, ReferencesQuery, SymbolInfoQuery
 from xcindex.lsp.snapshot import ChildSnapshot, Fault
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 log = get_logger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from xcindex.warnings import ActorGone, ActorTimeout
+from xcindex.vocabulary import ActorGone, ActorTimeout
 
 __all__ = ["ActorGone", "ActorHandle", "ActorTimeout", "Envelope", "Mailbox", "Outcome", "Published"]
 

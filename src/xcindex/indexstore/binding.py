@@ -15,7 +15,6 @@ from typing import Any
 
 import cffi
 
-from xcindex.indexstore.layout import FORMAT_DIR, FORMAT_VERSION, format_dir
 from xcindex.indexstore.library import find_library
 from xcindex.indexstore.model import (
     Occurrence,
@@ -24,7 +23,8 @@ from xcindex.indexstore.model import (
     UnitDependency,
     UnitInfo,
 )
-from xcindex.warnings import XcindexError
+from xcindex.project.store_layout import FORMAT_DIR, FORMAT_VERSION, format_dir
+from xcindex.vocabulary import XcindexError
 
 _CDEF = """
 typedef void *indexstore_error_t;

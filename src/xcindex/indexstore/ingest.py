@@ -21,11 +21,11 @@ import anyio.to_thread
 
 from xcindex._log import get_logger
 from xcindex.indexstore.database import Database, IngestCounters
-from xcindex.indexstore.layout import format_dir, records_dir, units_dir
 from xcindex.indexstore.model import DependencyKind, ReadFailure, UnitInfo
 from xcindex.indexstore.pool import WorkerDied, WorkerPool
 from xcindex.indexstore.writer import is_generated_source
-from xcindex.warnings import FailureKind
+from xcindex.project.store_layout import format_dir, records_dir, units_dir
+from xcindex.vocabulary import FailureKind
 
 log = get_logger(__name__)
 

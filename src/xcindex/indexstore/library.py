@@ -1,4 +1,4 @@
-"""Where libIndexStore lives on this machine: the search itself is `xcindex.toolchain`'s (one
+"""Where libIndexStore lives on this machine: the search itself is `xcindex.project.toolchain`'s (one
 order for the server, the workers and the doctor); this keeps the names `indexstore` code uses.
 
 Import-light on purpose (no cffi): the doctor and the hooks use it too.
@@ -6,7 +6,7 @@ Import-light on purpose (no cffi): the doctor and the hooks use it too.
 
 from __future__ import annotations
 
-from xcindex.toolchain import (
+from xcindex.project.toolchain import (
     DEFAULT_TOOLCHAIN,
     LIBRARY_ENV,
     TOOLCHAIN_ENV,

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from xcindex.indexstore.model import Role
-from xcindex.indexstore.queries import _OCC_SELECT, by_symbol_clause
-
-if TYPE_CHECKING:
-    from xcindex.indexstore.database import OccurrenceRow
+from xcindex.indexstore.queries import _OCC_SELECT, OccurrenceRow, by_symbol_clause
 
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
 
@@ -32,8 +28,6 @@ class NameQueries:
 
     def declarations_of(self, symbol_ids: Iterable[int]) -> dict[int, list[OccurrenceRow]]:
         """The live definition and declaration occurrences of each symbol."""
-        from xcindex.indexstore.database import OccurrenceRow
-
         result: dict[int, list[OccurrenceRow]] = {}
         for chunk in _chunks(symbol_ids):
             marks = ",".join("?" * len(chunk))

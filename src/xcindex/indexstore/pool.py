@@ -22,7 +22,7 @@ from anyio.abc import ByteSendStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from xcindex._log import get_logger
-from xcindex.warnings import XcindexError
+from xcindex.vocabulary import XcindexError
 
 log = get_logger(__name__)
 

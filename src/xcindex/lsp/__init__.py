@@ -1,5 +1,5 @@
-"""Talking to sourcekit-lsp: JSON-RPC framing, the typed client, positions, faults, workspaces.
+"""Talking to sourcekit-lsp: JSON-RPC framing, the typed client, positions, faults, queries.
 
 The only package that imports lsprotocol. The processes themselves are owned by
-`xcindex.actors.lsp`.
+`xcindex.actors.lsp`; which folder is a workspace root is `xcindex.project.workspace`.
 """

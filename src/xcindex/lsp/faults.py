@@ -28,7 +28,7 @@ import anyio
 
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError
-from xcindex.warnings import ActorGone, ActorTimeout, CodedError, WarningCode
+from xcindex.vocabulary import ActorGone, ActorTimeout, CodedError, WarningCode
 
 
 class LspStage(StrEnum):

@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from xcindex.lsp.jsonrpc import WorkDone
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 
 class ChildState(StrEnum):

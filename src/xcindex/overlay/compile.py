@@ -23,9 +23,9 @@ import anyio
 
 from xcindex._log import get_logger
 from xcindex.indexstore.cache import cache_dir
-from xcindex.indexstore.layout import units_dir
 from xcindex.overlay.arguments import ModuleInvocation
-from xcindex.warnings import WarningCode
+from xcindex.project.store_layout import units_dir
+from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
 

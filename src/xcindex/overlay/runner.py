@@ -32,7 +32,7 @@ from xcindex.overlay.arguments import (
     load_invocations,
 )
 from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, index_file
-from xcindex.warnings import WarningCode
+from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
 

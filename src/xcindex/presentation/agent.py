@@ -20,7 +20,7 @@ from xcindex.presentation.text import (
     render_wait_for_fresh,
 )
 from xcindex.tools.budget import fitting, json_size
-from xcindex.tools.plan_rename import RenamePlan
+from xcindex.tools.rename.plan import RenamePlan
 
 COMPACT_HEADROOM_CHARS = 6_000
 """What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from xcindex.indexstore.model import kind_name
-from xcindex.warnings import Completeness, MatchedBy, RefusalReason
+from xcindex.vocabulary import Completeness, MatchedBy, RefusalReason
 
 if TYPE_CHECKING:
-    from xcindex.tools.blast_radius import BlastRadiusAnswer
     from xcindex.tools.common import Freshness
     from xcindex.tools.conformances import ConformancesAnswer
     from xcindex.tools.find_symbol import FindSymbolAnswer
-    from xcindex.tools.plan_rename import RenamePlan
+    from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
     from xcindex.tools.references import DefinitionAnswer, SitesAnswer
+    from xcindex.tools.rename.plan import RenamePlan
     from xcindex.tools.status import StatusAnswer
     from xcindex.tools.wait_for_fresh import FreshWaitAnswer
 

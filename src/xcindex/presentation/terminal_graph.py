@@ -17,9 +17,9 @@ from xcindex.presentation.terminal import (
 from xcindex.presentation.text import not_callable_note
 
 if TYPE_CHECKING:
-    from xcindex.tools.call_hierarchy import CallHierarchyAnswer
-    from xcindex.tools.change_impact import ChangeImpactAnswer
-    from xcindex.tools.type_hierarchy import TypeHierarchyAnswer
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
+    from xcindex.tools.graph.change_impact import ChangeImpactAnswer
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer
 
 
 def call_hierarchy(answer: CallHierarchyAnswer, output: Output, ctx: Context) -> int:

@@ -6,19 +6,19 @@ from __future__ import annotations
 import json
 
 from xcindex.indexstore.model import kind_name
-from xcindex.tools.blast_radius import BlastRadiusAnswer
 from xcindex.tools.budget import RESPONSE_BUDGET_TOKENS
-from xcindex.tools.call_hierarchy import CallHierarchyAnswer
-from xcindex.tools.change_impact import RANGE_METHOD, ChangeImpactAnswer
 from xcindex.tools.conformances import ConformancesAnswer
 from xcindex.tools.find_symbol import FindSymbolAnswer
-from xcindex.tools.plan_rename import RenamePlan
+from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
+from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
+from xcindex.tools.graph.change_impact import RANGE_METHOD, ChangeImpactAnswer
+from xcindex.tools.graph.type_hierarchy import MAX_LOCAL_SUBTYPES, TypeHierarchyAnswer
 from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
+from xcindex.tools.rename.plan import RenamePlan
 from xcindex.tools.resolve import Candidate
 from xcindex.tools.status import MAX_LISTED, TEXT_LISTED, StatusAnswer
-from xcindex.tools.type_hierarchy import MAX_LOCAL_SUBTYPES, TypeHierarchyAnswer
 from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
-from xcindex.warnings import MatchedBy, RangeReason
+from xcindex.vocabulary import MatchedBy, RangeReason
 
 
 def describe(match: Candidate) -> str:

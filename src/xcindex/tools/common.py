@@ -15,7 +15,7 @@ from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Property, Role, kind_name, language_name, role_names
 from xcindex.tools.budget import VERDICT_LISTED
 from xcindex.tools.shapes import OccurrenceJson, SymbolJson, VerdictJson, WarningJson
-from xcindex.warnings import Completeness, WarningCode
+from xcindex.vocabulary import Completeness, WarningCode
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from xcindex.indexstore.database import Database
 from xcindex.tools.common import AnswerWarning
-from xcindex.warnings import CodedError, ProjectKind, WarningCode, XcindexError
+from xcindex.vocabulary import CodedError, ProjectKind, WarningCode, XcindexError
 
 NEARLY_NONE = 0.1
 """At most this share of the live main files under the project folder counts as "nearly none"."""

@@ -17,7 +17,7 @@ from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, freshness_for
 from xcindex.tools.resolve import Candidate, Resolution, resolve
 from xcindex.tools.shapes import FindSymbolJson
-from xcindex.warnings import MatchedBy
+from xcindex.vocabulary import MatchedBy
 
 SymbolMatch = Candidate
 """A candidate of find_symbol (the embedding API's name for it)."""

@@ -14,7 +14,7 @@ from typing import Annotated, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from xcindex.warnings import Completeness, Tier
+from xcindex.vocabulary import Completeness, Tier
 
 
 def _one_of(*values: str) -> object:

@@ -11,7 +11,7 @@ from xcindex.indexstore.state import IndexState
 from xcindex.tools.arguments import LocationArgs
 from xcindex.tools.common import AnswerWarning, project_stale_files
 from xcindex.tools.shapes import LspChildJson, StatusJson
-from xcindex.warnings import Completeness, FailureKind, WarningCode
+from xcindex.vocabulary import Completeness, FailureKind, WarningCode
 
 if TYPE_CHECKING:
     from xcindex.lsp.snapshot import LspChildStatus

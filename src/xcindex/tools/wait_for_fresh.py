@@ -25,7 +25,7 @@ from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import AnswerWarning, file_is_stale
 from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
-from xcindex.warnings import CodedError, WarningCode
+from xcindex.vocabulary import CodedError, WarningCode
 
 MAX_FILES = 200
 DEFAULT_TIMEOUT_S = 60.0

@@ -1,0 +1,375 @@
+"""`xcindex symbol | refs | def | … | rename`: the tools, for people, made from the registry.
+
+Every tool in `registry.TOOLS` is a subcommand: its argument model's fields become
+positionals or `--kebab-case` options (help from the field's description, the default
+shown), the model validates them exactly as it does for the MCP server and the Engine,
+and the tool's terminal renderer prints the answer (`--json`: the structured content).
+
+Exit codes: 0 an answer with results, 1 no results, 2 an error (bad input, no index, a
+refusal other than "no such symbol"), 130 interrupted; a closed pipe ends quietly. A bad
+input never prints a traceback.
+
+Import-light at the top, like `cli.py`: building the parser reads the registry (pydantic
+models, no anyio or cffi); the Engine is imported only when a tool runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args, get_origin
+
+import anyio
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from pydantic.fields import FieldInfo
+
+    from xcindex.engine import Engine
+    from xcindex.engine.registry import ToolDecl
+    from xcindex.presentation.terminal import Output
+    from xcindex.tools.arguments import LocationArgs
+    from xcindex.tools.find_symbol import FindSymbolAnswer
+
+T = TypeVar("T")
+_USR = re.compile(r"^(s|c):")
+_LOCATION_FIELDS = ("project_path", "index_store_path")
+CLI_OVERLAY_WAIT_S = 60.0
+"""How long a command waits for the freshness overlay of the files its answer names (the
+server waits 3 s): a person asked for this answer, and the process's end would drop the
+work (a first compile that builds the system modules' cache takes seconds)."""
+
+
+class UsageError(Exception):
+    """Bad input found after parsing (an ambiguous name, ...): exit 2 with this message."""
+
+
+def _command_names() -> tuple[str, ...]:
+    from xcindex.engine.registry import TOOLS
+
+    return tuple(tool.cli.command for tool in TOOLS)
+
+
+def is_tool_command(command: str | None) -> bool:
+    return command is not None and command in _command_names()
+
+
+# --- the parser ------------------------------------------------------------------------
+
+
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def _metavar(field: str) -> str:
+    return field.upper().removesuffix("_PATH") if field != "file_path" else "FILE"
+
+
+def _is_list(info: FieldInfo) -> bool:
+    annotation = info.annotation
+    return get_origin(annotation) is list or any(get_origin(a) is list for a in get_args(annotation))
+
+
+def _scalar(info: FieldInfo) -> type:
+    for candidate in (info.annotation, *get_args(info.annotation)):
+        if candidate in (int, float):
+            return candidate  # type: ignore[no-any-return]
+    return str
+
+
+def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """One subcommand per registered tool."""
+    from xcindex.engine.registry import SYMBOL_HELP, TOOLS
+
+    for tool in TOOLS:
+        spec = tool.cli
+        parser = sub.add_parser(spec.command, help=spec.help, description=spec.description)
+        if spec.symbol_field is not None:
+            parser.add_argument("symbol", help=SYMBOL_HELP)
+        for name, info in tool.args.model_fields.items():
+            if name in _LOCATION_FIELDS or name == spec.symbol_field:
+                continue
+            help_text = info.description or ""
+            if name in spec.positionals:
+                nargs: str | None = (
+                    "+" if _is_list(info) else "?" if name in spec.optional_positionals else None
+                )
+                parser.add_argument(name, metavar=_metavar(name), nargs=nargs, help=help_text or None)
+                continue
+            if not info.is_required() and info.default is not None:
+                help_text += (
+                    f" (default {info.default:g})"
+                    if isinstance(info.default, float)
+                    else (f" (default {info.default})")
+                )
+            parser.add_argument(
+                _flag(name),
+                dest=name,
+                type=_scalar(info),
+                nargs="+" if _is_list(info) else None,
+                metavar="N" if _scalar(info) is not str else "TEXT",
+                default=argparse.SUPPRESS,
+                help=help_text,
+            )
+        if spec.paged:
+            parser.add_argument("--all", action="store_true", help="every item: pages through the whole list")
+        for flag in spec.flags:
+            parser.add_argument(
+                flag.flag, dest=flag.option, action="store_const", const=flag.value, help=flag.help
+            )
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument(
+            "--project",
+            metavar="PATH",
+            help="a Swift package folder, its Package.swift, an .xcodeproj or an .xcworkspace "
+            "(default: the working directory)",
+        )
+        where.add_argument(
+            "--index-store", metavar="PATH", help="the index store folder (the one that contains v5/)"
+        )
+        parser.add_argument("--json", action="store_true", help="print the answer as JSON (for scripts)")
+        parser.add_argument(
+            "--log-level",
+            default="warning",
+            choices=("debug", "info", "warning", "error"),
+            help="JSON log lines on stderr at this level (default: warning)",
+        )
+        parser.set_defaults(tool=tool.name)
+
+
+# --- running one ------------------------------------------------------------------------
+
+
+def _cli_name(tool: ToolDecl) -> dict[str, str]:
+    """How each argument's documented name is spelled on this command line."""
+    names: dict[str, str] = {"projectPath": "--project", "indexStorePath": "--index-store"}
+    for field in tool.args.model_fields:
+        public = tool.args.public_name(field)
+        if field in _LOCATION_FIELDS:
+            continue
+        if field == tool.cli.symbol_field:
+            names[public] = "SYMBOL"
+        elif field in tool.cli.positionals:
+            names[public] = _metavar(field)
+        else:
+            names[public] = _flag(field)
+    return names
+
+
+def _values(tool: ToolDecl, args: argparse.Namespace) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if args.index_store is not None:
+        values["index_store_path"] = os.path.abspath(args.index_store)
+    else:
+        values["project_path"] = (
+            os.path.abspath(args.project) if args.project else _enclosing_project(os.getcwd())
+        )
+    for field in tool.args.model_fields:
+        if field in _LOCATION_FIELDS or field == tool.cli.symbol_field:
+            continue
+        value = getattr(args, field, None)
+        if value is None:
+            continue
+        if field in tool.cli.path_fields:
+            value = [os.path.abspath(v) for v in value] if isinstance(value, list) else os.path.abspath(value)
+        values[field] = value
+    return values
+
+
+def _enclosing_project(start: str) -> str:
+    """The folder a command run without --project is about: the nearest one holding a
+    Package.swift, an .xcodeproj or an .xcworkspace, from the working directory up (as git
+    finds its repository from a subfolder); the working directory itself when none does."""
+    current = os.path.abspath(start)
+    while True:
+        try:
+            names = os.listdir(current)
+        except OSError:
+            names = []
+        if "Package.swift" in names or any(n.endswith((".xcodeproj", ".xcworkspace")) for n in names):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.abspath(start)
+        current = parent
+
+
+async def _resolve_usr(
+    engine: Engine, where: dict[str, Any], symbol: str, output: Output, *, protocols: bool = False
+) -> str | FindSymbolAnswer:
+    """A USR as given, or the USR of the one symbol a name resolves to (docs/tools.md,
+    "Resolving names"); the (empty) find_symbol answer when the name finds nothing."""
+    from xcindex.indexstore.model import kind_name
+    from xcindex.presentation.text import describe
+    from xcindex.tools.resolve import PROTOCOL_KIND, pick_one
+
+    if _USR.match(symbol):
+        return symbol
+    found = await engine.find_symbol(symbol, **where)
+    resolved, note = found.resolved, found.resolved_note
+    if protocols:
+        kept = tuple(m for m in found.matches if m.symbol.kind == PROTOCOL_KIND)
+        if found.matches and not kept:
+            first = found.matches[0]
+            raise UsageError(
+                f"'{symbol}' names no protocol ({first.symbol.name} is a {kind_name(first.symbol.kind)}): "
+                f"conformances lists the types that conform to a protocol; `xcindex types {symbol}` shows "
+                "what a type conforms to."
+            )
+        found = replace(found, matches=kept)
+        resolved, note = pick_one(kept)
+    if not found.matches:
+        return found
+    if resolved is None:
+        shown = found.matches[:20]
+        candidates = "\n".join(f"  {describe(m)}" for m in shown)
+        more = f"\n  … and {len(found.matches) - len(shown)} more" if len(found.matches) > len(shown) else ""
+        raise UsageError(f"'{symbol}' names {len(found.matches)} symbols; give one USR:\n{candidates}{more}")
+    if note:
+        output.note(f"note: {note}")
+    return resolved.symbol.usr
+
+
+def _upper_bound(model: type[LocationArgs], field: str) -> int:
+    """A field's `le` limit (the largest page `--all` asks for)."""
+    return next(int(meta.le) for meta in model.model_fields[field].metadata if getattr(meta, "le", None))
+
+
+def _emit_json(output: Output, payload: Any) -> None:
+    output.line(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output: Output) -> int:
+    from xcindex.presentation import terminal
+
+    values = _values(tool, args)
+    if getattr(args, "all", False) and "max_results" in tool.args.model_fields:
+        values["max_results"] = _upper_bound(tool.args, "max_results")
+    where = {key: values[key] for key in _LOCATION_FIELDS if key in values}
+    subject = getattr(args, "symbol", None) or ""
+    if tool.cli.symbol_field is not None:
+        usr = await _resolve_usr(engine, where, subject, output, protocols=tool.cli.protocols_only)
+        if not isinstance(usr, str):
+            if args.json:
+                _emit_json(output, usr.to_json())
+                return terminal.EXIT_NO_RESULTS
+            return terminal.symbol_not_found(usr, output)
+        values[tool.cli.symbol_field] = usr
+    built: LocationArgs = tool.args.build(**values)
+    options = {
+        flag.option: getattr(args, flag.option)
+        for flag in tool.cli.flags
+        if getattr(args, flag.option, None) is not None
+    }
+    if tool.cli.settle_first:
+        await engine.settle(**where)
+    if tool.name == "plan_rename" and options.get("reconcile_with_lsp", True):
+        answer = await _saying_when_slow(
+            engine.call(built, **options),
+            output,
+            "xcindex: asking sourcekit-lsp to confirm the ranges (--no-lsp skips this)\n",
+        )
+    else:
+        answer = await engine.call(built, **options)
+    if getattr(args, "all", False):
+        answer = await _every_page(engine, tool, values, answer, options)
+    ctx = terminal.Context(tool.cli.command, subject)
+    if not args.json:
+        return tool.show(answer, output, ctx)
+    # The same exit code and stderr notes as for a person; stdout carries only the JSON.
+    _emit_json(output, tool.structured(answer, None))
+    return tool.show(answer, replace(output, out=io.StringIO()), ctx)
+
+
+async def _saying_when_slow(call: Awaitable[T], output: Output, message: str, after_s: float = 1.0) -> T:
+    """Await `call`, writing `message` to stderr if it takes longer than `after_s` (a refusal
+    answers at once and should not claim to ask sourcekit-lsp)."""
+    async with anyio.create_task_group() as tg:
+
+        async def say_later() -> None:
+            await anyio.sleep(after_s)
+            output.err.write(message)
+            output.err.flush()
+
+        tg.start_soon(say_later)
+        result = await call
+        tg.cancel_scope.cancel()
+    return result
+
+
+async def _every_page(
+    engine: Engine, tool: ToolDecl, values: dict[str, Any], answer: Any, options: dict[str, Any]
+) -> Any:
+    """`--all`: every page of a paged list, joined (the pages share one order)."""
+    sites = list(answer.sites)
+    while (offset := answer.next_offset()) is not None:
+        answer = await engine.call(tool.args.build(**{**values, "offset": offset}), **options)
+        sites.extend(answer.sites)
+    return replace(answer, sites=tuple(sites), offset=0, truncated=False)
+
+
+def _single(error: BaseException) -> BaseException:
+    """The one exception inside (nested) single-member exception groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one tool subcommand; returns the exit code."""
+    import anyio
+
+    from xcindex._log import get_logger
+    from xcindex.cli.log_setup import configure
+    from xcindex.engine import Engine, EngineConfig, current_progress_listener
+    from xcindex.engine.registry import BY_NAME
+    from xcindex.presentation import terminal
+    from xcindex.vocabulary import XcindexError
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    configure(args.log_level)
+    log = get_logger(__name__)
+    output = terminal.Output.for_streams(out, err)
+    progress = terminal.Progress(err)
+    tool = BY_NAME[args.tool]
+
+    async def main() -> int:
+        current_progress_listener.set(progress)
+        async with Engine(EngineConfig(overlay_wait_s=CLI_OVERLAY_WAIT_S)) as engine:
+            try:
+                return await _ask(engine, tool, args, output)
+            finally:
+                progress.finish()
+
+    def fail(message: str) -> int:
+        output.error(f"xcindex {args.command}: error: {message}")
+        return terminal.EXIT_ERROR
+
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        return terminal.EXIT_INTERRUPTED
+    except BaseException as raised:
+        error = _single(raised)
+        if isinstance(error, KeyboardInterrupt):
+            return terminal.EXIT_INTERRUPTED
+        if isinstance(error, BrokenPipeError):
+            raise error from None  # the reader has gone: `xcindex` ends quietly (cli.py)
+        if isinstance(error, XcindexError):
+            return fail(error.render(_cli_name(tool)))
+        if isinstance(error, UsageError):
+            return fail(str(error))
+        if isinstance(error, Exception):
+            log.debug("cli_tool_crashed", command=args.command, exc_info=error)
+            return fail(
+                f"unexpected {type(error).__name__}: {error} (this is a bug; "
+                "--log-level debug shows the traceback)"
+            )
+        raise

@@ -1,0 +1,254 @@
+"""Where this machine's Swift toolchain is: `swift`, libIndexStore, sourcekit-lsp, and Xcode's
+DerivedData folder. The server, the index workers and the doctor all ask here, so they agree.
+
+The search order for a toolchain root (the folder holding `usr/`), best first:
+
+1. `XCINDEX_TOOLCHAIN`, then the toolchain of `SOURCEKIT_LSP_PATH` (explicit choices);
+2. `TOOLCHAINS` (a swift.org toolchain's bundle identifier, or `swift` for the latest), looked
+   up in `/Library/Developer/Toolchains` and `~/Library/Developer/Toolchains`, as xcrun does;
+3. `swift` on PATH with symlinks resolved, unless it is macOS's `/usr/bin` shim;
+4. the Xcode developer folder (`DEVELOPER_DIR`, else `xcode-select -p`): its
+   `Toolchains/XcodeDefault.xctoolchain`, or the Command Line Tools folder itself;
+5. `xcrun --find swift`;
+6. `/opt/swift` (the usual Linux install).
+
+On Linux only 1, 3 and 6 find anything and nothing is run; xcrun and xcode-select are run only
+when they are on PATH. A leaf module: it imports nothing from xcindex but `warnings`, so
+`indexstore/`, `lsp/` and the entry points may all use it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from xcindex.vocabulary import CodedError, WarningCode, XcindexError
+
+LIBRARY_ENV = "XCINDEX_LIBINDEXSTORE"
+TOOLCHAIN_ENV = "XCINDEX_TOOLCHAIN"
+SOURCEKIT_LSP_ENV = "SOURCEKIT_LSP_PATH"
+DERIVED_DATA_ENV = "XCINDEX_DERIVED_DATA"
+DEFAULT_TOOLCHAIN = Path("/opt/swift")
+SYSTEM_TOOLCHAINS = Path("/Library/Developer/Toolchains")
+XCODE_DEFAULT_TOOLCHAIN = Path("Toolchains") / "XcodeDefault.xctoolchain"
+_LIBRARY_NAMES = ("libIndexStore.so", "libIndexStore.dylib")
+_SHIM_FOLDERS = (Path("/usr/bin"),)
+_PROBE_TIMEOUT_S = 10.0
+
+
+class LibraryNotFound(XcindexError):
+    pass
+
+
+def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def _root_of(binary: str | Path) -> Path:
+    """`<root>/usr/bin/<tool>` → `<root>`, symlinks resolved."""
+    return Path(os.path.realpath(binary)).parent.parent.parent
+
+
+def _run(command: list[str], environ: Mapping[str, str]) -> str | None:
+    """The first line a small Apple tool prints; None when it is absent or fails."""
+    program = shutil.which(command[0], path=environ.get("PATH", os.defpath))
+    if program is None:
+        return None
+    try:
+        done = subprocess.run(
+            [program, *command[1:]],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT_S,
+            env=dict(environ),
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    line = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+    return line if done.returncode == 0 and line else None
+
+
+def _named_toolchains(identifier: str, environ: Mapping[str, str]) -> list[Path]:
+    """The swift.org toolchains `TOOLCHAINS` names (its bundle identifier, or `swift`)."""
+    import plistlib  # macOS only; keep the common path light
+
+    found: list[Path] = []
+    home = environ.get("HOME")
+    for folder in (SYSTEM_TOOLCHAINS, *([Path(home, "Library/Developer/Toolchains")] if home else [])):
+        if identifier == "swift" and (folder / "swift-latest.xctoolchain").is_dir():
+            found.append(folder / "swift-latest.xctoolchain")
+            continue
+        try:
+            bundles = sorted(folder.glob("*.xctoolchain"))
+        except OSError:
+            continue
+        for bundle in bundles:
+            try:
+                with (bundle / "Info.plist").open("rb") as handle:
+                    info = plistlib.load(handle)
+            except (OSError, ValueError, plistlib.InvalidFileException):
+                continue
+            if isinstance(info, dict) and info.get("CFBundleIdentifier") == identifier:
+                found.append(bundle)
+    return found
+
+
+def developer_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Xcode's active developer folder: `DEVELOPER_DIR`, else `xcode-select -p`."""
+    env = _env(environ)
+    if configured := env.get("DEVELOPER_DIR"):
+        return Path(configured)
+    selected = _run(["xcode-select", "-p"], env)
+    return Path(selected) if selected else None
+
+
+def toolchain_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Candidate toolchain roots, best first (the order in the module's docstring), deduplicated,
+    each an existing folder holding `usr/`."""
+    env = _env(environ)
+    search_path = env.get("PATH", os.defpath)
+    candidates: list[Path] = []
+    if configured := env.get(TOOLCHAIN_ENV):
+        candidates.append(Path(configured))
+    if lsp := env.get(SOURCEKIT_LSP_ENV):
+        candidates.append(_root_of(lsp))
+    if identifier := env.get("TOOLCHAINS"):
+        candidates += _named_toolchains(identifier, env)
+    shim: str | None = None
+    for tool in ("swift", "swiftc"):
+        if found := shutil.which(tool, path=search_path):
+            if Path(os.path.realpath(found)).parent in _SHIM_FOLDERS:
+                shim = found
+            else:
+                candidates.append(_root_of(found))
+    if (developer := developer_dir(env)) is not None:
+        candidates += [developer / XCODE_DEFAULT_TOOLCHAIN, developer]
+    if found := _run(["xcrun", "--find", "swift"], env):
+        candidates.append(_root_of(found))
+    if shim is not None:
+        candidates.append(_root_of(shim))
+    candidates.append(DEFAULT_TOOLCHAIN)
+    roots: list[Path] = []
+    for root in candidates:
+        if root not in roots and (root / "usr").is_dir():
+            roots.append(root)
+    return roots
+
+
+def find_swift(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The `swift` of the first toolchain root that has one, else whatever PATH offers."""
+    env = _env(environ)
+    for root in toolchain_roots(env):
+        candidate = root / "usr" / "bin" / "swift"
+        if _is_executable_file(candidate):
+            return candidate
+    found = shutil.which("swift", path=env.get("PATH", os.defpath))
+    return Path(found) if found else None
+
+
+def find_library(environ: Mapping[str, str] | None = None) -> Path:
+    """The libIndexStore to load: `XCINDEX_LIBINDEXSTORE`, else the first toolchain that has one."""
+    env = _env(environ)
+    if configured := env.get(LIBRARY_ENV):
+        path = Path(configured)
+        if not path.is_file():
+            raise LibraryNotFound(f"{LIBRARY_ENV} points at '{configured}', which is not a file.")
+        return path
+    searched: list[str] = []
+    for root in toolchain_roots(env):
+        lib_dir = root / "usr" / "lib"
+        searched.append(str(lib_dir))
+        for name in _LIBRARY_NAMES:
+            if (lib_dir / name).is_file():
+                return lib_dir / name
+        versioned = sorted(lib_dir.glob("libIndexStore.so.*"))
+        if versioned:
+            return versioned[-1]
+    where = ", ".join(searched) or "no toolchain found"
+    raise LibraryNotFound(
+        f"libIndexStore was not found (searched: {where}). Install the Swift toolchain (Xcode or "
+        f"swift.org), put `swift` on PATH, or set {LIBRARY_ENV} to the library's path."
+    )
+
+
+def _is_executable_file(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _checked_explicit(path: Path, origin: str) -> Path:
+    if not path.exists():
+        raise CodedError(
+            WarningCode.SOURCEKIT_LSP_NOT_FOUND, f"{origin} points at {path}, which does not exist"
+        )
+    if not _is_executable_file(path):
+        raise CodedError(
+            WarningCode.SOURCEKIT_LSP_BINARY_NOT_EXECUTABLE,
+            f"{origin} points at {path}, which is not an executable file (chmod +x it)",
+        )
+    return path
+
+
+def configured_sourcekit_lsp(environ: Mapping[str, str] | None = None) -> str | None:
+    """`SOURCEKIT_LSP_PATH` when set (the doctor names it in its findings)."""
+    return _env(environ).get(SOURCEKIT_LSP_ENV) or None
+
+
+def find_sourcekit_lsp(override: Path | None = None, *, environ: Mapping[str, str] | None = None) -> Path:
+    """The sourcekit-lsp binary to launch: `override` (configuration), `SOURCEKIT_LSP_PATH`,
+    the toolchain roots in order, `xcrun --find sourcekit-lsp`, then PATH.
+
+    Raises:
+        CodedError: sourcekit_lsp_not_found, or sourcekit_lsp_binary_not_executable when an
+            explicit path names a file that cannot be executed.
+    """
+    env = _env(environ)
+    if override is not None:
+        return _checked_explicit(override, "the configured sourcekit-lsp path")
+    if explicit := configured_sourcekit_lsp(env):
+        return _checked_explicit(Path(explicit), SOURCEKIT_LSP_ENV)
+    for root in toolchain_roots(env):
+        candidate = root / "usr" / "bin" / "sourcekit-lsp"
+        if _is_executable_file(candidate):
+            return candidate
+    if (found := _run(["xcrun", "--find", "sourcekit-lsp"], env)) and _is_executable_file(Path(found)):
+        return Path(found)
+    if on_path := shutil.which("sourcekit-lsp", path=env.get("PATH", os.defpath)):
+        return Path(on_path)
+    raise CodedError(
+        WarningCode.SOURCEKIT_LSP_NOT_FOUND,
+        f"no sourcekit-lsp in a Swift toolchain (next to swift, Xcode's, {DEFAULT_TOOLCHAIN}) "
+        f"or on PATH; set {SOURCEKIT_LSP_ENV}",
+    )
+
+
+def derived_data_base(environ: Mapping[str, str] | None = None, project: Path | None = None) -> Path:
+    """Where Xcode writes DerivedData: `XCINDEX_DERIVED_DATA`, else Xcode's custom location
+    (`IDECustomDerivedDataLocation` in its preferences; a relative one is relative to the
+    project's folder), else `~/Library/Developer/Xcode/DerivedData`."""
+    env = _env(environ)
+    if configured := env.get(DERIVED_DATA_ENV):
+        return Path(configured)
+    home = Path(env.get("HOME") or Path.home())
+    custom = _xcode_preference(home, "IDECustomDerivedDataLocation")
+    if custom:
+        location = Path(os.path.expanduser(custom))
+        if location.is_absolute():
+            return location
+        if project is not None:
+            return Path(os.path.normpath(project.parent / location))
+    return home / "Library" / "Developer" / "Xcode" / "DerivedData"
+
+
+def _xcode_preference(home: Path, key: str) -> str | None:
+    import plistlib  # only Xcode projects get here
+
+    try:
+        with (home / "Library" / "Preferences" / "com.apple.dt.Xcode.plist").open("rb") as handle:
+            value = plistlib.load(handle).get(key)
+    except (OSError, ValueError, AttributeError, plistlib.InvalidFileException):
+        return None
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,346 @@
+"""The whole-tree safety net of plan_rename: every written occurrence of the old name.
+
+The index only knows code the compiler indexed for this platform and configuration: not
+`#if` branches it skipped, targets built only elsewhere, types declared inside function
+bodies, snippets, or a package nested in the folder. So every Swift file under the project
+root is read, each word-boundary occurrence of the old name is classified by a small Swift
+lexer (code, comment, DocC link, string literal, `@available(renamed:)`), and whatever no
+range of the plan covers is reported: code as a site the plan cannot prove, the rest as
+optional text edits. Code where the index records another symbol is proven unrelated.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from xcindex.tools.shapes import MentionJson
+from xcindex.vocabulary import WarningCode
+
+SKIPPED_FOLDERS = frozenset({".build", ".git", ".swiftpm", "DerivedData", "node_modules", "Pods", "Carthage"})
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_LINE_TEXT = 200
+
+
+@dataclass(frozen=True)
+class Mention:
+    path: str
+    line: int
+    column: int
+    """1-based UTF-8 byte column of the name."""
+    end_column: int
+    kind: str
+    """`code`, `local_conformance` (a type declared in a function body that adopts a renamed
+    requirement's protocol: the compiler reports a missed witness there), `comment`,
+    `doc_link`, `string` or `available_renamed`."""
+    text: str
+    """The whole line, stripped (cut at 200 characters)."""
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.path, self.line, self.column)
+
+    def to_json(self) -> MentionJson:
+        found: MentionJson = {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "endColumn": self.end_column,
+            "text": self.text,
+        }
+        if self.kind != "code":
+            found["kind"] = self.kind
+        return found
+
+
+def swift_files(root: Path) -> Iterator[Path]:
+    """Every .swift file under root, build folders and hidden folders left out, sorted."""
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".swift"):
+                yield Path(folder) / name
+
+
+def _is_manifest(path: Path) -> bool:
+    """A SwiftPM manifest (`Package.swift`, `Package@swift-5.9.swift`) is compiled against
+    PackageDescription alone, never with the package's modules: a name in it (`name:`,
+    `path:`) cannot be a use of the symbol renamed. Asked only for files the index does not
+    compile, so a source file that happens to be called Package.swift is still read."""
+    name = path.name
+    return name == "Package.swift" or (name.startswith("Package@swift-") and name.endswith(".swift"))
+
+
+def _is_word_byte(byte: int) -> bool:
+    return (
+        byte >= 0x80 or byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+    )
+
+
+def classify(data: bytes, name: bytes) -> list[tuple[int, str]]:
+    """(byte offset, kind) of every word-boundary occurrence of `name` in Swift source."""
+    found: list[tuple[int, str]] = []
+    n = len(data)
+    i = 0
+    # Stack of contexts: ("code", paren depth) inside interpolations, ("string", hashes, multi).
+    interpolation: list[tuple[int, int, bool]] = []  # (paren depth, hashes, multiline) to return to
+    depth = 0
+    state = "code"
+    hashes = 0
+    multiline = False
+    while i < n:
+        c = data[i]
+        if state == "code":
+            if c == 0x2F and data[i + 1 : i + 2] == b"/":  # line comment
+                end = data.find(b"\n", i)
+                end = n if end < 0 else end
+                found.extend(_in_comment(data, i, end, name))
+                i = end
+                continue
+            if c == 0x2F and data[i + 1 : i + 2] == b"*":  # block comment, nested
+                end = _block_comment_end(data, i)
+                found.extend(_in_comment(data, i, end, name))
+                i = end
+                continue
+            if c == 0x22 or (c == 0x23 and _raw_string_start(data, i)):  # a string literal
+                hashes = 0
+                while data[i : i + 1] == b"#":
+                    hashes += 1
+                    i += 1
+                multiline = data[i : i + 3] == b'"""'
+                i += 3 if multiline else 1
+                state = "string"
+                continue
+            if c == 0x28:
+                depth += 1
+            elif c == 0x29:
+                if interpolation and depth - 1 == interpolation[-1][0]:
+                    depth, hashes, multiline = interpolation.pop()
+                    state = "string"
+                    i += 1
+                    continue
+                depth -= 1
+            if data.startswith(name, i) and _at_boundary(data, i, len(name)):
+                found.append((i, "code"))
+                i += len(name)
+                continue
+            i += 1
+            continue
+        # inside a string literal
+        closing = b'"""' if multiline else b'"'
+        closing += b"#" * hashes
+        escape = b"\\" + b"#" * hashes
+        if data.startswith(escape, i):
+            after = i + len(escape)
+            if data[after : after + 1] == b"(":
+                interpolation.append((depth, hashes, multiline))
+                depth += 1
+                state = "code"
+                i = after + 1
+                continue
+            i = after + 1
+            continue
+        if data.startswith(closing, i):
+            state = "code"
+            i += len(closing)
+            continue
+        if not multiline and c == 0x0A:
+            state = "code"  # an unterminated literal ends with its line
+            i += 1
+            continue
+        if data.startswith(name, i) and _at_boundary(data, i, len(name)):
+            line_start = data.rfind(b"\n", 0, i) + 1
+            kind = "available_renamed" if b"renamed:" in data[line_start:i] else "string"
+            found.append((i, kind))
+            i += len(name)
+            continue
+        i += 1
+    return found
+
+
+def _raw_string_start(data: bytes, i: int) -> bool:
+    j = i
+    while data[j : j + 1] == b"#":
+        j += 1
+    return data[j : j + 1] == b'"' and (i == 0 or not _is_word_byte(data[i - 1]))
+
+
+def _block_comment_end(data: bytes, i: int) -> int:
+    level = 0
+    n = len(data)
+    while i < n:
+        if data.startswith(b"/*", i):
+            level += 1
+            i += 2
+        elif data.startswith(b"*/", i):
+            level -= 1
+            i += 2
+            if level == 0:
+                return i
+        else:
+            i += 1
+    return n
+
+
+def _in_comment(data: bytes, start: int, end: int, name: bytes) -> Iterator[tuple[int, str]]:
+    i = data.find(name, start, end)
+    while i >= 0:
+        if _at_boundary(data, i, len(name)):
+            before = data[max(start, i - 80) : i]
+            tick = before.rfind(b"``")
+            link = tick >= 0 and b" " not in before[tick:] and b"``" in data[i : min(end, i + 200)]
+            yield (i, "doc_link" if link else "comment")
+        i = data.find(name, i + len(name), end)
+
+
+def _at_boundary(data: bytes, at: int, length: int) -> bool:
+    if at > 0 and _is_word_byte(data[at - 1]):
+        return False
+    end = at + length
+    return not (end < len(data) and _is_word_byte(data[end]))
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    unproven: tuple[Mention, ...]
+    text_mentions: tuple[Mention, ...]
+    files_scanned: int
+
+
+def scan_tree(
+    root: Path,
+    old_name: str,
+    covered: set[tuple[str, int, int]],
+    indexed_positions: Callable[[str], set[tuple[int, int]] | None],
+) -> ScanResult:
+    """Occurrences of `old_name` under root that no range covers. `covered` holds the plan's
+    (real path, line, column); `indexed_positions(real path)` gives the positions where the
+    index records any occurrence in that file (None when the file is not indexed): code
+    there is some other symbol, proven unrelated."""
+    name = old_name.encode("utf-8")
+    unproven: list[Mention] = []
+    text: list[Mention] = []
+    scanned = 0
+    for path in swift_files(root):
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        scanned += 1
+        if name not in data:
+            continue
+        real = os.path.realpath(path)
+        if _is_manifest(path) and indexed_positions(real) is None:
+            continue
+        known: set[tuple[int, int]] | None = None
+        asked = False
+        for offset, kind in classify(data, name):
+            line = data.count(b"\n", 0, offset) + 1
+            line_start = data.rfind(b"\n", 0, offset) + 1
+            column = offset - line_start + 1
+            if (real, line, column) in covered:
+                continue
+            if kind == "code":
+                if not asked:
+                    known, asked = indexed_positions(real), True
+                if known is not None and (line, column) in known:
+                    continue
+            line_end = data.find(b"\n", offset)
+            line_text = data[line_start : len(data) if line_end < 0 else line_end]
+            mention = Mention(
+                path=str(path),
+                line=line,
+                column=column,
+                end_column=column + len(name),
+                kind=kind,
+                text=line_text.decode("utf-8", "replace").strip()[:MAX_LINE_TEXT],
+            )
+            (unproven if kind == "code" else text).append(mention)
+    return ScanResult(tuple(unproven), tuple(text), scanned)
+
+
+_TYPE_DECLARATION = re.compile(
+    rb"^[ \t]*(?:[@\w]+(?:\([^)]*\))?[ \t]+)*(?:struct|class|enum|actor)[ \t]+(\w+)(?:<[^>{]*>)?[ \t]*:([^{\n]*)",
+    re.MULTILINE,
+)
+
+
+def local_conformances(
+    unproven: Iterable[Mention],
+    protocols: Iterable[str],
+    indexed_positions: Callable[[str], set[tuple[int, int]] | None],
+) -> tuple[Mention, ...]:
+    """In the files that hold unproven code sites, the declarations of types the index does
+    not know (declared in a function body) that name one of `protocols` in their inheritance
+    clause: a witness missed there surfaces as a broken conformance on that line. One
+    mention per declaration, at the protocol's name."""
+    names = {p.encode("utf-8") for p in protocols}
+    if not names:
+        return ()
+    found: list[Mention] = []
+    for path in sorted({m.path for m in unproven if m.kind == "code"}):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        known = indexed_positions(os.path.realpath(path)) or set()
+        for match in _TYPE_DECLARATION.finditer(data):
+            line = data.count(b"\n", 0, match.start(1)) + 1
+            line_start = data.rfind(b"\n", 0, match.start(1)) + 1
+            if (line, match.start(1) - line_start + 1) in known:
+                continue  # a type the index knows: its witnesses are related
+            for word in re.finditer(rb"\w+", match.group(2)):
+                if word.group(0) in names:
+                    column = match.start(2) + word.start() - line_start + 1
+                    line_end = data.find(b"\n", line_start)
+                    text = data[line_start : len(data) if line_end < 0 else line_end]
+                    found.append(
+                        Mention(
+                            path=path,
+                            line=line,
+                            column=column,
+                            end_column=column + len(word.group(0)),
+                            kind="local_conformance",
+                            text=text.decode("utf-8", "replace").strip()[:MAX_LINE_TEXT],
+                        )
+                    )
+                    break
+    return tuple(found)
+
+
+def mentions_json(mentions: Iterable[Mention], limit: int) -> list[MentionJson]:
+    return [m.to_json() for _, m in zip(range(limit), mentions, strict=False)]
+
+
+def unproven_warnings(name: str, unproven: Sequence[Mention]) -> list[tuple[WarningCode, str]]:
+    """The `unproven_occurrences` warnings: code sites, then types declared in function bodies."""
+    code = [m for m in unproven if m.kind == "code"]
+    local = [m for m in unproven if m.kind == "local_conformance"]
+    sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in code[:10])
+    more = f" and {len(code) - 10} more" if len(code) > 10 else ""
+    warned = [
+        (
+            WarningCode.UNPROVEN_OCCURRENCES,
+            f"{len(code)} written occurrence(s) of {name} in code are not in the plan and the "
+            "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
+            "a function body, a target or package not built, a parameter or local): "
+            f"{sites}{more}. Check each (unprovenSites); the plan cannot prove them.",
+        )
+    ]
+    if local:
+        where = ", ".join(f"{m.path}:{m.line} ({m.text})" for m in local[:10])
+        warned.append(
+            (
+                WarningCode.UNPROVEN_OCCURRENCES,
+                f"{len(local)} type(s) declared in a function body adopt the renamed requirement's "
+                f"protocol and are not in the index: {where}. If one of them implements {name}, rename "
+                "it there too, or the conformance breaks (or a default implementation silently takes "
+                "over); they are in unprovenSites with kind local_conformance.",
+            )
+        )
+    return warned
