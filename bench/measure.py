@@ -108,7 +108,7 @@ async def resolve_subjects(engine: Engine, root: Path, queries: list[dict[str, s
         usr = match.symbol.usr
         if match.definition is None:
             raise RuntimeError(f"{query['name']!r} resolved to an SDK symbol, not the package's")
-        full = await engine.run_query(
+        full = await engine._core.run_query(
             partial(references_query, usr=usr, max_results=10**9), project_path=str(root)
         )
         sites = frozenset(site.key for site in full.sites)

@@ -254,7 +254,7 @@ async def measure(stores: list[str], misses: bool = False) -> dict[str, dict[str
     async with Engine() as engine:
         for store in stores:
             started = anyio.current_time()
-            result = await engine.run_query(run_suite, index_store_path=store)
+            result = await engine._core.run_query(run_suite, index_store_path=store)
             result["seconds"] = round(anyio.current_time() - started, 1)
             results[store] = result
             sys.stdout.write(markdown(store, result) + f"\n\n({result['seconds']} s)\n\n")

@@ -209,7 +209,7 @@ async def prove(
                 untouched = await anyio.to_thread.run_sync(tree_snapshot, build_dir) == before
                 build_ok = await anyio.to_thread.run_sync(build, root)
                 built = await ask(engine, root, edit)
-                left = await engine.run_query(
+                left = await engine._core.run_query(
                     lambda db: len(db.overlay_live_files()) + len(db.superseded_overlay_units()),
                     project_path=str(root),
                 )

@@ -29,7 +29,7 @@ async def test_every_declared_symbol_is_found_by_every_form_and_ranked_as_high_a
 ) -> None:
     store = store_of(prepared(name))
     async with Engine() as engine:
-        result = await engine.run_query(run_suite, index_store_path=str(store))
+        result = await engine._core.run_query(run_suite, index_store_path=str(store))
     for form in FORMS:
         figures = result["forms"][form]
         MEASURED.append(

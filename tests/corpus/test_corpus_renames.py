@@ -117,7 +117,7 @@ async def usr_for(engine: Engine, store: Path, case: Case) -> str:
                 found.append((definition.line, symbol.usr))
         return [usr for _line, usr in sorted(found)]
 
-    usrs = await engine.run_query(lookup, index_store_path=str(store))
+    usrs = await engine._core.run_query(lookup, index_store_path=str(store))
     assert usrs, f"no {case.name} defined in {case.file}"
     return str(usrs[0])
 

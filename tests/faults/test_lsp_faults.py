@@ -18,7 +18,9 @@ from types import TracebackType
 import anyio
 import pytest
 
+from tests.ownership import record_writes
 from xcindex.actors.lsp import LspPool
+from xcindex.actors.lsp_child import LspActor
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.snapshot import ChildState, LspChildStatus
 from xcindex.vocabulary import CodedError, WarningCode
@@ -385,3 +387,27 @@ async def test_cancelling_the_pool_kills_every_child_and_its_helpers(tmp_path: P
     assert not any(process_alive(pid) for pid in children), "children are reaped before the pool returns"
     await wait_gone(pids)
     assert {status.state for status in pool.status()} == {ChildState.STOPPED}
+
+
+async def test_a_child_actor_changes_its_state_in_its_own_task_only(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries answered, one timed out, a child that exited mid-request and its restart,
+    stderr lines: every change of a child actor's fields is made by the task running it."""
+    source = workspace / DEMO
+    with record_writes(monkeypatch, LspActor) as writes:
+        async with RunningPool(fake_config("hang-references", request_timeout=0.5)) as pool:
+            await pool.wait_ready(workspace)
+            await fails_with(
+                WarningCode.SOURCEKIT_LSP_TIMEOUT,
+                lambda: pool.references(workspace, source, FETCH_LINE, FETCH_UTF8),
+            )
+            assert len(await pool.definition(workspace, source, 3, 5)) == 1
+        async with RunningPool(fake_config("exit-mid-request")) as pool:
+            await fails_with(
+                WarningCode.SOURCEKIT_LSP_PROCESS_TERMINATED,
+                lambda: pool.references(workspace, source, FETCH_LINE, FETCH_UTF8),
+            )
+            assert len(await pool.definition(workspace, source, FETCH_LINE, FETCH_UTF8)) == 1
+    assert writes.counted > 20, f"only {writes.counted} writes were recorded"
+    assert not writes.strangers, sorted(set(writes.strangers))

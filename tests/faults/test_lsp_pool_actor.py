@@ -15,6 +15,7 @@ import pytest
 from trio.testing import MockClock
 
 from tests.faults.test_lsp_supervision import Children, config, state_of
+from tests.ownership import record_writes
 from xcindex.actors import lsp as pool_module
 from xcindex.actors.lsp import LspPool
 from xcindex.lsp.snapshot import ChildSnapshot, ChildState, LspChildStatus
@@ -34,42 +35,32 @@ async def test_concurrent_callers_are_all_answered_and_only_the_owner_changes_th
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     roots = [(tmp_path / name).resolve() for name in ("a", "b")]
-    writers: set[int] = set()
-    real_setattr = pool_module._Slot.__setattr__
-
-    def recording_setattr(slot: object, name: str, value: object) -> None:
-        writers.add(anyio.get_current_task().id)
-        real_setattr(slot, name, value)
-
-    monkeypatch.setattr(pool_module._Slot, "__setattr__", recording_setattr)
-    callers: set[int] = set()
     most_live = 0
 
-    async with anyio.create_task_group() as tg:
-        children = Children(tg)
-        pool = LspPool(config(max_children=2), launcher=children)
-        await tg.start(pool.run)
+    with record_writes(monkeypatch, LspPool, parts=(pool_module._Slot,)) as writes:
+        async with anyio.create_task_group() as tg:
+            children = Children(tg)
+            pool = LspPool(config(max_children=2), launcher=children)
+            await tg.start(pool.run)
 
-        async def caller(root: Path) -> None:
-            nonlocal most_live
-            callers.add(anyio.get_current_task().id)
-            for _ in range(3):
-                await pool.wait_ready(root)
-                live = [status for status in pool.status() if status.state is ChildState.RUNNING]
-                most_live = max(most_live, len(live))
-                await anyio.sleep(1)
+            async def caller(root: Path) -> None:
+                nonlocal most_live
+                for _ in range(3):
+                    await pool.wait_ready(root)
+                    live = [status for status in pool.status() if status.state is ChildState.RUNNING]
+                    most_live = max(most_live, len(live))
+                    await anyio.sleep(1)
 
-        async with anyio.create_task_group() as group:
-            for index in range(12):
-                group.start_soon(caller, roots[index % 2])
-        assert most_live == 2
-        assert len(children.started) == 2, "concurrent first uses of a root share one child"
-        assert all(child.synchronize_calls == 18 for child in children.started)
-        assert {status.root for status in pool.status()} == set(roots)
-        await pool.aclose()
-    assert writers, "slots were changed"
-    assert len(writers) == 1, "one task, the owner, changes the pool's state"
-    assert not writers & callers, "no caller ever changes it"
+            async with anyio.create_task_group() as group:
+                for index in range(12):
+                    group.start_soon(caller, roots[index % 2])
+            assert most_live == 2
+            assert len(children.started) == 2, "concurrent first uses of a root share one child"
+            assert all(child.synchronize_calls == 18 for child in children.started)
+            assert {status.root for status in pool.status()} == set(roots)
+            await pool.aclose()
+    assert writes.counted > 20, f"only {writes.counted} writes to the pool and its slots were recorded"
+    assert not writes.strangers, f"written outside the pool's own task: {sorted(set(writes.strangers))}"
     assert all(child.status == 0 for child in children.started), "every child stopped cleanly"
 
 

@@ -79,11 +79,12 @@ async def test_a_copied_package_says_every_answer_is_about_the_folder_it_was_bui
         assert "not of this project: rebuild here" in status.summary()
 
         # Worked out once per refresh, not per question: the same finding both times.
-        location = await engine.locate(project, None)
-        handle = await engine._index_for(location)
-        first = await engine.built_elsewhere(location, handle, await handle.state())
+        core = engine._core
+        location = await core.locate(project, None)
+        handle = await core.index_for(location)
+        first = await core.built_elsewhere(location, handle, await handle.state())
         assert first is not None
-        assert first is await engine.built_elsewhere(location, handle, await handle.state())
+        assert first is await core.built_elsewhere(location, handle, await handle.state())
 
         # A file of this folder is not in the index: the error says why, with the code.
         with pytest.raises(BuiltElsewhereError) as raised:

@@ -250,7 +250,7 @@ async def test_a_cancelled_call_is_never_answered(
     next request is answered."""
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "5"}}
     for path in (SDK, FRONT):
-        async with engine.holding_index(project_path=str(CANARY)), connection(path, engine) as pipe:
+        async with engine._core.holding_index(project_path=str(CANARY)), connection(path, engine) as pipe:
             for message, answer_id in opening(modern):
                 await pipe.send(message)
                 if answer_id is not None:
@@ -272,7 +272,7 @@ async def test_a_call_running_at_eof_is_answered_connection_closed(
     caplog.set_level(logging.INFO, logger="xcindex.server")
     ends: dict[str, list[str]] = {}
     for path in (SDK, FRONT):
-        async with engine.holding_index(project_path=str(CANARY)), connection(path, engine) as pipe:
+        async with engine._core.holding_index(project_path=str(CANARY)), connection(path, engine) as pipe:
             for message, answer_id in opening(modern):
                 await pipe.send(message)
                 if answer_id is not None:
@@ -391,7 +391,7 @@ async def test_a_call_in_flight_at_the_handover_finishes_on_its_own_or_hears_its
                 await pipe.send(message)
                 if answer_id is not None:
                     await pipe.answer_to(answer_id)
-            async with engine.holding_index(project_path=str(CANARY)):
+            async with engine._core.holding_index(project_path=str(CANARY)):
                 await pipe.send(question)
                 await anyio.sleep(0.5)
                 await pipe.send(request(6, "resources/list", modern=modern)[0])

@@ -64,7 +64,7 @@ async def test_rebuild_is_picked_up_reading_only_changed_units(canary_copy: Path
         assert was is not None
         assert definition.site.occurrence.line == was.line + 1
 
-        refreshed = await engine.run_query(counters, project_path=project)
+        refreshed = await engine._core.run_query(counters, project_path=project)
         assert refreshed.units_read == len(rewritten)
         assert refreshed.units_unchanged == len(changed) - len(rewritten) > 0
         assert 0 < refreshed.units_read < len(units_after)

@@ -84,7 +84,7 @@ async def test_a_busy_index_actor_is_not_retired_for_the_bound(canary_store: Pat
     config = EngineConfig(project_dir=str(tmp_path), max_index_actors=1)
     async with Engine(config) as engine:
         await a_definition_line(engine, canary_store)
-        async with engine.holding_index(index_store_path=str(canary_store)):
+        async with engine._core.holding_index(index_store_path=str(canary_store)):
             await a_definition_line(engine, other)  # ingested: idle once answered
             assert database_open(canary_store), "busy: kept beyond the bound"
             assert database_open(other)

@@ -218,7 +218,7 @@ async def test_a_common_name_stays_within_the_response_budget(canary_store: Path
 
 async def test_the_generated_suite_meets_its_targets_on_the_fixture(canary_store: Path) -> None:
     async with Engine() as engine:
-        result = await engine.run_query(run_suite, index_store_path=str(canary_store))
+        result = await engine._core.run_query(run_suite, index_store_path=str(canary_store))
     for form, figures in result["forms"].items():
         assert figures["cases"] > 0, form
         assert figures["hit@any"] == 1.0, (form, figures)

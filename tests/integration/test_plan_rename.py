@@ -177,7 +177,7 @@ async def test_refusals_carry_reason_message_and_remediation(
     def lookup(db: Database, name: str) -> list[str]:
         return [s.usr for s in db.symbols_by_name(name)]
 
-    string_usrs = await engine.run_query(lambda db: lookup(db, "String"), index_store_path=store)
+    string_usrs = await engine._core.run_query(lambda db: lookup(db, "String"), index_store_path=store)
     assert "s:SS" in string_usrs  # the standard library's String, referenced by the fixture
     sdk = await refusal("s:SS")
     assert sdk["reason"] == "sdk_symbol_rename"
@@ -188,7 +188,7 @@ async def test_refusals_carry_reason_message_and_remediation(
     # XCTestCase.setUp() is the SDK's: its override in the tests cannot be renamed alone.
     test_set_up = [
         u
-        for u in await engine.run_query(lambda db: lookup(db, "setUp()"), index_store_path=store)
+        for u in await engine._core.run_query(lambda db: lookup(db, "setUp()"), index_store_path=store)
         if "CanaryCoreTests" in u
     ]
     assert len(test_set_up) == 1
@@ -196,7 +196,7 @@ async def test_refusals_carry_reason_message_and_remediation(
     assert overriding_sdk["reason"] == "sdk_symbol_rename"
     assert "setUp()" in overriding_sdk["message"]
 
-    [implicit_setter] = await engine.run_query(
+    [implicit_setter] = await engine._core.run_query(
         lambda db: lookup(db, "setter:callCount"), index_store_path=store
     )
     assert (await refusal(implicit_setter))["reason"] == "synthesized_symbol_not_renameable"
@@ -318,7 +318,7 @@ async def test_an_operator_whose_range_end_cannot_be_verified_is_yellow(
     def plus(db: Database) -> list[str]:
         return [s.usr for s in db.symbols_by_name("+(_:_:)") if "Vector2D" in s.usr]
 
-    [usr] = await engine.run_query(plus, index_store_path=store)
+    [usr] = await engine._core.run_query(plus, index_store_path=store)
     plan = await engine.plan_rename(usr, "adding", index_store_path=store, reconcile_with_lsp=False)
     assert plan.refusal is None
     sites = {(rel(r.path), r.line, r.column) for r in plan.ranges}

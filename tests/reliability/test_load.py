@@ -357,7 +357,7 @@ async def test_a_busy_index_makes_wait_for_fresh_time_out_not_fail(
     async with Engine(EngineConfig(project_dir=str(tmp_path))) as engine:
         await engine.find_symbol("UserService", index_store_path=str(canary_store))  # warm: ingested
         # Entered only once the index actor holds its database, as a long query does.
-        async with engine.holding_index(index_store_path=str(canary_store)):
+        async with engine._core.holding_index(index_store_path=str(canary_store)):
             answer = await engine.wait_for_fresh([source], timeout_s=0, index_store_path=str(canary_store))
     assert answer.timed_out
     assert [(f.path, f.state) for f in answer.files] == [(source, FileState.UNKNOWN)]

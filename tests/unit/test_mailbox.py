@@ -3,7 +3,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from xcindex.actors.mailbox import ActorGone, ActorTimeout, Mailbox
+from xcindex.actors.mailbox import Mailbox
+from xcindex.vocabulary import ActorGone, ActorTimeout
 
 pytestmark = pytest.mark.anyio
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from xcindex.project.git import Hunk, parse_diff
 from xcindex.swift.declarations import (
-    Hunk,
     innermost,
     mask,
-    parse_diff,
     scan_declarations,
     signature_and_body,
 )

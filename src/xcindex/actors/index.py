@@ -1,12 +1,20 @@
 """The index actor: owns one store's database, keeps it fresh, answers queries.
 
-A first (cold) ingestion runs in the background so that `status` answers at once with
-its progress. A named tool query waits for it up to its `first_answer_wait` and then
-answers from the units live so far (`WhileIngesting`: the Engine marks it `indexing` with
-the progress); the ingestion makes units live as their records come in once someone has
-asked (ingest.LiveUnits). Other queries (`Query`) wait for the end. Before every query a cheap check (the mtime of
-`v5/units`, which the compiler's atomic renames bump) decides whether a refresh is due,
-so a rebuild while the server runs is picked up without a restart.
+One task, the loop, owns the actor's state; everything slow is a task of its own that
+reports back with a message (`actors/index_messages.py`), so no field is written anywhere
+else. The database is used by one job at a time, in the order asked: a query, a tool's
+named query, a refresh, the overlay's writes. Before a job that reads the store starts, the
+loop compares the mtime of `v5/units` (which the compiler's atomic renames bump) with the one
+the database was last refreshed at and runs a refresh first when they differ, so a rebuild
+while the server runs is picked up without a restart. Nothing slow from outside (git,
+SwiftPM) ever runs as a job: the Engine reads it before asking.
+
+A first (cold) ingestion runs as the first job, so `status` answers at once with its
+progress. A named tool query waits for it up to its `first_answer_wait` and then answers
+from the units live so far (`WhileIngesting`: the Engine marks it `indexing` with the
+progress); the ingestion makes units live as their records come in once someone has asked
+(ingest.LiveUnits). A failed refresh answers the job that waited for it with the error,
+and the actor stays up: the next question tries again.
 
 The actor is the only reader of its store: the Engine asks it for the store's version
 (`GetStoreVersion`) and to take in what changed (`Refresh`) instead of looking itself. An
@@ -18,16 +26,42 @@ starts a new one on the next question, transparently.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeAlias, TypeVar
 
 import anyio
 import anyio.to_thread
+from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox
+from xcindex.actors.index_messages import (
+    AnswerEarly,
+    EditsSeen,
+    GetOverlay,
+    GetState,
+    GetStoreVersion,
+    HoldBusy,
+    IndexRequest,
+    JobOver,
+    Overlay,
+    OverlayBatchOver,
+    OverlayReport,
+    Progress,
+    ProgressListener,
+    Query,
+    Refresh,
+    Refreshed,
+    Retire,
+    Served,
+    ToolQuery,
+    UseDatabase,
+    WhileIngesting,
+)
+from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns, refresh
 from xcindex.indexstore.pool import WorkerPool
@@ -41,12 +75,11 @@ from xcindex.overlay.runner import (
     after_refresh,
 )
 from xcindex.project.store_layout import units_mtime_ns
+from xcindex.vocabulary import ActorGone
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
-
-ProgressListener = Callable[[int, int], Awaitable[None]]
 
 DEFAULT_IDLE_TIMEOUT_S = math.inf
 """An actor on its own never retires; the Engine sets a bound (EngineConfig)."""
@@ -54,153 +87,27 @@ DEFAULT_OVERLAY_DEBOUNCE_S = 1.0
 """How long the session's edits of a file must have been quiet before the overlay
 re-indexes it in the background (a question about it does not wait for that)."""
 
-
-# -- messages --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    """Run `fn` against the fresh database (in a worker thread) and reply its result.
-
-    `progress`, when given, hears about a first ingestion that the query has to wait for.
-    """
-
-    fn: Callable[[Database], Any]
-    progress: ProgressListener | None = None
-
-
-@dataclass(frozen=True)
-class ToolQuery:
-    """Run the tool named `tool` (a key of the actor's query table) with `args`, its argument
-    model, against the fresh database, and reply its answer. Data, not a closure: a reader
-    follows a question from the server to the SQL by the tool's name."""
-
-    tool: str
-    args: Any
-    progress: ProgressListener | None = None
-    context: Any = None
-    """What the Engine gathered for the query beforehand (blast_radius: the package's
-    description), passed as the query's third argument when given."""
-    first_answer_wait: float = math.inf
-    """How long to wait for a first ingestion before answering from what is live so far."""
-
-
-@dataclass(frozen=True)
-class WhileIngesting:
-    """The reply to a ToolQuery answered during a first ingestion: `answer` covers only the
-    units live so far; `done` of `total` records were in when it was read (total 0: the
-    units are still being read)."""
-
-    answer: Any
-    done: int
-    total: int
-    live_units: int
-
-
-@dataclass(frozen=True)
-class GetState:
-    """Reply the actor's current `IndexState` without waiting for an ingestion."""
-
-
-@dataclass(frozen=True)
-class GetStoreVersion:
-    """Reply a `StoreVersion` of the store as it is now, without waiting for an ingestion;
-    with `newest_write` also the newest write in it (stats every unit file, in a thread)."""
-
-    newest_write: bool = False
-
-
-@dataclass(frozen=True)
-class Refresh:
-    """Take in what the store has now (after any first ingestion); reply None."""
-
-
-@dataclass(frozen=True)
-class Overlay:
-    """Re-index those of `paths` edited since their unit into the freshness overlay, now
-    (after any first ingestion and refresh); reply the paths that landed once each has
-    been tried. The work is the actor's: a caller that stops waiting leaves it running."""
-
-    paths: tuple[str, ...]
-    wait: bool = True
-    """False: reply None at once (the work still starts now)."""
-
-
-@dataclass(frozen=True)
-class EditsSeen:
-    """The session edited `paths` (or they changed again): re-index those of them that are
-    files of this store once they have been quiet for the debounce period. Replies None
-    at once."""
-
-    paths: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class GetOverlay:
-    """Reply the overlay's `OverlaySnapshot` (its version moves when a file lands) without waiting."""
-
-
-@dataclass(frozen=True)
-class OverlayReport:
-    """From the actor's own overlay task: one file of batch `batch` is done."""
-
-    batch: int
-    outcome: OverlayOutcome
-
-
-@dataclass(frozen=True)
-class OverlayLive:
-    """From the actor's own refresh: the files whose overlay unit is live now."""
-
-    files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class OverlayBatchOver:
-    """From the actor's own overlay task: batch `batch` has ended (normally or not)."""
-
-    batch: int
-
-
-@dataclass(frozen=True)
-class Retire:
-    """Stop if idle (nothing in flight, no ingestion): reply True, then close the database
-    and stop; reply False and carry on if busy."""
-
-
-@dataclass(frozen=True)
-class HoldBusy:
-    """Test-only: hold the database (as a long query does) until `release` is set; reply
-    None once it is held, so that a test knows the actor is busy."""
-
-    release: anyio.Event
-
-
-IndexRequest: TypeAlias = (
-    Query
-    | ToolQuery
-    | GetState
-    | GetStoreVersion
-    | Refresh
-    | Overlay
-    | EditsSeen
-    | GetOverlay
-    | OverlayReport
-    | OverlayLive
-    | OverlayBatchOver
-    | Retire
-    | HoldBusy
-)
-
 _OVERLAY_DUE = object()
 """What `_next_envelope` returns when the overlay has files due and no message came."""
 
+Env: TypeAlias = Envelope[IndexRequest, Any]
 
-# -- the actor ---------------------------------------------------------------------------------
+
+class _Kind(Enum):
+    FIRST_REFRESH = "first refresh"
+    REFRESH = "refresh"
+    """A caller's Refresh: take in what the store has (the refresh, if due, runs before it)."""
+    QUERY = "query"
+    CALL = "call"
+    """The overlay's own use of the database (UseDatabase)."""
+    HOLD = "hold"
 
 
-def _store_version(store_path: Path, newest_write: bool) -> StoreVersion:
-    return StoreVersion(units_mtime_ns(store_path), newest_write_ns(store_path) if newest_write else None)
+@dataclass(frozen=True)
+class _Job:
+    number: int
+    kind: _Kind
+    envelope: Env | None = None
 
 
 class IndexActor:
@@ -209,6 +116,7 @@ class IndexActor:
     Args:
         store_path: the index store (the folder holding `v5`).
         workers: the ingestion process pool (shared by every index actor of an Engine).
+        queries: the named queries it answers (the registry's index tools).
         idle_timeout: retire after this long with nothing asked and nothing in flight.
         overlay_debounce_s: the quiet period after an edit before its background overlay.
     """
@@ -217,40 +125,38 @@ class IndexActor:
         self,
         store_path: Path,
         workers: WorkerPool,
-        queries: Mapping[str, Callable[[Database, Any], Any]] | None = None,
+        queries: Mapping[str, Callable[[Database, Any, Any], Any]] | None = None,
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
     ) -> None:
         self.store_path = store_path
         self.workers = workers
-        self.queries: Mapping[str, Callable[[Database, Any], Any]] = queries or {}
-        """The named queries this actor answers (the registry's index tools)."""
+        self.queries: Mapping[str, Callable[[Database, Any, Any], Any]] = queries or {}
         self.idle_timeout = idle_timeout
         self.mailbox: Mailbox[IndexRequest, Any] = Mailbox()
-        self._db: Database | None = None
         self._db_path = database_path_for(store_path)
-        self._reader: Database | None = None
-        """The read-only connection answers use during a first ingestion (opened then)."""
-        self._reader_lock = anyio.Lock()
+        self._db: Database | None = None
         self._live = LiveUnits()
+        """The first ingestion's early units (its own object, shared with the answers it
+        makes possible)."""
         self._ready = anyio.Event()
+        self._published = Published(self._initial_state())
+        """The state as the loop last published it: what waiting tasks read."""
         self._ingesting = False
         self._progress: tuple[int, int] = (0, 0)
         self._last_report: RefreshReport | None = None
         self._counts: Counts | None = None
-        self._units_mtime_ns = -1
-        self._refresh_lock = anyio.Lock()
         self._failures: tuple[Unreadable, ...] = ()
-        self._listeners: set[ProgressListener] = set()
-        self._in_flight = 0
-        self._unserved: dict[int, Envelope[IndexRequest, Any]] = {}
-        """Envelopes handed to a task that may be cancelled before it runs a line (asyncio
-        never starts a coroutine cancelled before its first step): closed at shutdown so no
-        caller's reply channel is left open."""
+        self._refreshed_at = -1
+        """The units folder's mtime the database was last refreshed at."""
+        self._jobs: deque[_Job] = deque()
+        self._running: _Job | None = None
+        self._job_count = 0
+        self._unserved: dict[int, Env] = {}
+        """Envelopes not answered yet, by `id`: closed at shutdown so no caller waits for ever."""
         self._last_activity = 0.0
-        self._overlay: OverlaySchedule[Envelope[IndexRequest, Any]] = OverlaySchedule(overlay_debounce_s)
-        """The freshness overlay's state: changed only by this actor's loop."""
+        self._overlay: OverlaySchedule[Env] = OverlaySchedule(overlay_debounce_s)
         self._compiler = OverlayCompiler(store_path, self._db_path, workers)
         """Used by the one overlay task running at a time."""
 
@@ -264,13 +170,18 @@ class IndexActor:
 
         return IndexHandle(connect)
 
+    # -- the loop ----------------------------------------------------------------------------
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         self._db = await anyio.to_thread.run_sync(Database, self._db_path)
         self._last_activity = anyio.current_time()
         log.info("index_actor_started", store=str(self.store_path), database=str(self._db_path))
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._first_refresh)
+                self._enqueue(_Kind.FIRST_REFRESH)
+                self._ingesting = True
+                self._publish()
+                self._pump(tg)
                 task_status.started()
                 while (envelope := await self._next_envelope()) is not None:
                     self._last_activity = anyio.current_time()
@@ -278,48 +189,73 @@ class IndexActor:
                         self._start_overlay_batch(tg)
                         continue
                     assert isinstance(envelope, Envelope)
-                    request = envelope.request
-                    if isinstance(request, GetState):
-                        await envelope.reply(self._state())
-                    elif isinstance(
-                        request,
-                        Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
-                    ):
-                        self._on_overlay(envelope, request)
-                        self._start_overlay_batch(tg)
-                    elif isinstance(request, Retire):
+                    if isinstance(envelope.request, Retire):
                         if self._idle():
-                            await envelope.reply(True)
+                            envelope.reply_nowait(True)
                             log.info("index_actor_retired", store=str(self.store_path), reason="bound")
                             break
-                        await envelope.reply(False)
-                    else:
-                        self._in_flight += 1
-                        self._unserved[id(envelope)] = envelope
-                        tg.start_soon(self._serve, envelope)
+                        envelope.reply_nowait(False)
+                        continue
+                    self._handle(envelope, tg)
+                    self._pump(tg)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 # Questions that came in after retiring are answered ActorGone: the handle
                 # asks a new actor.
                 await self.mailbox.aclose()
-                for unserved in [*self._unserved.values(), *self._overlay.close()]:
+                queued = [job.envelope for job in self._jobs if job.envelope is not None]
+                for unserved in [*self._unserved.values(), *queued, *self._overlay.close()]:
                     unserved.close()
-                self._unserved.clear()
                 db, self._db = self._db, None
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
-                reader, self._reader = self._reader, None
-                if reader is not None:
-                    await anyio.to_thread.run_sync(reader.close)
             log.info("index_actor_stopped", store=str(self.store_path))
+
+    def _handle(self, envelope: Env, tg: TaskGroup) -> None:
+        """One message, handled without waiting: slow work becomes a task or a job."""
+        request = envelope.request
+        if isinstance(request, GetState):
+            envelope.reply_nowait(self._state())
+        elif isinstance(request, Query | ToolQuery):
+            self._unserved[id(envelope)] = envelope
+            if not self._ready.is_set() and (request.progress is not None or isinstance(request, ToolQuery)):
+                tg.start_soon(self._wait_first_ingestion, envelope)
+            self._enqueue(_Kind.QUERY, envelope)
+        elif isinstance(request, Refresh | UseDatabase | HoldBusy):
+            self._unserved[id(envelope)] = envelope
+            kind = {Refresh: _Kind.REFRESH, UseDatabase: _Kind.CALL, HoldBusy: _Kind.HOLD}[type(request)]
+            self._enqueue(kind, envelope)
+        elif isinstance(request, GetStoreVersion):
+            self._unserved[id(envelope)] = envelope
+            tg.start_soon(self._read_version, envelope)
+        elif isinstance(request, JobOver):
+            envelope.close()
+            self._job_over(request)
+        elif isinstance(request, Progress):
+            envelope.close()
+            self._progress = (request.done, request.total)
+            self._publish()
+        elif isinstance(request, Served):
+            envelope.close()
+            self._unserved.pop(request.key, None)
+        elif isinstance(request, AnswerEarly):
+            envelope.close()
+            self._answer_early(request.key, tg)
+        else:
+            self._on_overlay(envelope, request)
+            self._start_overlay_batch(tg)
 
     def _idle(self) -> bool:
         return (
-            self._in_flight == 0 and self._ready.is_set() and not self._ingesting and not self._overlay.busy
+            not self._unserved
+            and not self._jobs
+            and self._running is None
+            and self._ready.is_set()
+            and not self._overlay.busy
         )
 
-    async def _next_envelope(self) -> Envelope[IndexRequest, Any] | object | None:
+    async def _next_envelope(self) -> Env | object | None:
         """The next message; `_OVERLAY_DUE` when overlay work fell due meanwhile; None once
         idle for `idle_timeout` (or the inbox closed)."""
         while True:
@@ -341,6 +277,9 @@ class IndexActor:
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return None
 
+    def _initial_state(self) -> IndexState:
+        return IndexState(self.store_path, self._db_path, False, False, (0, 0), None, None, ())
+
     def _state(self) -> IndexState:
         return IndexState(
             store_path=self.store_path,
@@ -353,59 +292,108 @@ class IndexActor:
             failures=self._failures,
         )
 
-    async def _first_refresh(self) -> None:
-        try:
-            await self._refresh_if_needed(force=True, live=self._live)
-        finally:
-            self._ready.set()
-            with anyio.CancelScope(shield=True):
-                async with self._reader_lock:
-                    reader, self._reader = self._reader, None
-                    if reader is not None:
-                        await anyio.to_thread.run_sync(reader.close)
-        try:
-            await self.workers.warm_up()
-        except Exception as error:  # a refresh will start its own worker, or report why not
-            log.warning("ingest_worker_warm_up_failed", error=repr(error))
+    def _publish(self) -> None:
+        self._published.publish(self._state())
 
-    async def _on_progress(self, done: int, total: int, _what: str) -> None:
-        self._progress = (done, total)
-        for listener in list(self._listeners):
-            await self._notify(listener, done, total)
+    # -- database jobs, one at a time --------------------------------------------------------
 
-    async def _notify(self, listener: ProgressListener, done: int, total: int) -> None:
-        # A listener is a client's progress channel: its failure must not stop ingestion.
-        try:
-            await listener(done, total)
-        except Exception as error:
-            log.debug("progress_listener_failed", error=repr(error))
-            self._listeners.discard(listener)
+    def _enqueue(self, kind: _Kind, envelope: Env | None = None) -> None:
+        self._job_count += 1
+        self._jobs.append(_Job(self._job_count, kind, envelope))
 
-    async def _refresh_if_needed(self, *, force: bool = False, live: LiveUnits | None = None) -> None:
-        async with self._refresh_lock:
+    def _pump(self, tg: TaskGroup) -> None:
+        """Start the next job if the database is free: a refresh first when the store moved."""
+        if self._running is not None or not self._jobs:
+            return
+        job = self._jobs[0]
+        if job.kind is not _Kind.FIRST_REFRESH and not self._ready.is_set():
+            return  # the first ingestion is queued first; this is only reached if it is running
+        if job.kind in (_Kind.FIRST_REFRESH, _Kind.REFRESH, _Kind.QUERY, _Kind.CALL):
             # One stat of a local folder: far cheaper than the thread hop it would take.
             current = units_mtime_ns(self.store_path)
-            if not force and current == self._units_mtime_ns:
-                return
-            assert self._db is not None
-            self._ingesting = True
-            try:
-                report = await refresh(
-                    self._db, self.store_path, workers=self.workers, progress=self._on_progress, live=live
+            if job.kind is _Kind.FIRST_REFRESH or current != self._refreshed_at:
+                if job.kind is _Kind.FIRST_REFRESH:
+                    self._jobs.popleft()
+                self._job_count += 1
+                self._running = _Job(
+                    self._job_count, _Kind.FIRST_REFRESH if job.kind is _Kind.FIRST_REFRESH else _Kind.REFRESH
                 )
-            finally:
-                self._ingesting = False
-            db, changed = self._db, report.changed
-            dropped, overlay_live = await anyio.to_thread.run_sync(lambda: after_refresh(db, changed=changed))
+                self._ingesting = True
+                self._publish()
+                tg.start_soon(
+                    self._refresh_job, self._running.number, current, job.kind is _Kind.FIRST_REFRESH
+                )
+                return
+        self._running = self._jobs.popleft()
+        tg.start_soon(self._job, self._running)
+
+    def _job_over(self, report: JobOver) -> None:
+        running, self._running = self._running, None
+        assert running is not None
+        assert running.number == report.job
+        if running.kind is _Kind.FIRST_REFRESH or (
+            running.kind is _Kind.REFRESH and running.envelope is None
+        ):
+            self._ingesting = False
+            if report.refreshed is not None:
+                refreshed = report.refreshed
+                # A unit written during the walk leaves the folder newer than this: the next
+                # job sees the difference and refreshes again.
+                self._refreshed_at = refreshed.units_mtime_ns
+                self._last_report = refreshed.report
+                self._failures = tuple(refreshed.report.failures)
+                self._counts = refreshed.counts
+                self._overlay.refreshed(refreshed.overlay_live)
+            elif report.error is not None and self._jobs and running.kind is _Kind.REFRESH:
+                # The job that waited for this refresh gets its error; the next one tries again.
+                waiting = self._jobs.popleft()
+                if waiting.envelope is not None:
+                    waiting.envelope.fail_nowait(report.error)
+                    self._unserved.pop(id(waiting.envelope), None)
+            if running.kind is _Kind.FIRST_REFRESH:
+                if report.error is not None:
+                    log.warning(
+                        "index_first_refresh_failed", store=str(self.store_path), error=repr(report.error)
+                    )
+                    self._fail_queued(report.error)
+                self._ready.set()
+            self._publish()
+        elif running.envelope is not None:
+            self._unserved.pop(id(running.envelope), None)
+
+    def _fail_queued(self, error: BaseException) -> None:
+        """The first ingestion failed: every question that waited for it hears why."""
+        for job in self._jobs:
+            if job.envelope is not None:
+                job.envelope.fail_nowait(error)
+                self._unserved.pop(id(job.envelope), None)
+        self._jobs.clear()
+
+    async def _refresh_job(self, number: int, units_mtime_ns: int, first: bool) -> None:
+        """Take in what changed in the store (everything, the first time); report to the loop."""
+        me = self.mailbox.handle()
+        db = self._db
+        assert db is not None
+
+        async def progress(done: int, total: int, _what: str) -> None:
+            me.tell_nowait(Progress(done, total))
+
+        outcome = JobOver(number)
+        try:
+            report = await refresh(
+                db,
+                self.store_path,
+                workers=self.workers,
+                progress=progress,
+                live=self._live if first else None,
+            )
+            dropped, overlay_live = await anyio.to_thread.run_sync(
+                lambda: after_refresh(db, changed=report.changed)
+            )
             if dropped:
                 log.info("overlay_superseded", store=str(self.store_path), units=dropped)
-            self.mailbox.handle().tell_nowait(OverlayLive(overlay_live))
-            # A unit written during the walk leaves the folder newer than `current`: the next
-            # query sees the difference and refreshes again.
-            self._units_mtime_ns = current
-            self._last_report = report
-            self._failures = tuple(report.failures)
-            self._counts = await anyio.to_thread.run_sync(self._db.counts)
+            counts = await anyio.to_thread.run_sync(db.counts)
+            outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live))
             log.info(
                 "index_refreshed",
                 store=str(self.store_path),
@@ -415,76 +403,123 @@ class IndexActor:
                 failures=len(report.failures),
                 duration_ms=round(report.duration_s * 1000, 1),
             )
-
-    async def _serve(self, envelope: Envelope[IndexRequest, Any]) -> None:
-        request = envelope.request
-        try:
-            if isinstance(request, GetStoreVersion):
-                result: Any = await anyio.to_thread.run_sync(
-                    _store_version, self.store_path, request.newest_write
-                )
-            elif isinstance(request, HoldBusy):
-                async with self._refresh_lock:
-                    await envelope.reply(None)
-                    await request.release.wait()
-                return
-            else:
-                result = await self._fresh(envelope, request)
         except Exception as error:
-            await envelope.fail(error)
+            outcome = JobOver(number, error=error)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await me.tell(outcome)
+        if first:
+            try:
+                await self.workers.warm_up()
+            except Exception as error:  # a refresh will start its own worker, or report why not
+                log.warning("ingest_worker_warm_up_failed", error=repr(error))
+
+    async def _job(self, job: _Job) -> None:
+        """Run one job on the database and answer its envelope."""
+        envelope = job.envelope
+        assert envelope is not None
+        assert self._db is not None
+        db, request = self._db, envelope.request
+        try:
+            result: Any = None
+            if isinstance(request, ToolQuery):
+                result = await anyio.to_thread.run_sync(
+                    self.queries[request.tool], db, request.args, request.inputs
+                )
+            elif isinstance(request, Query):
+                result = await anyio.to_thread.run_sync(request.fn, db)
+            elif isinstance(request, UseDatabase):
+                result = await request.fn(db)
+            elif isinstance(request, HoldBusy):
+                envelope.reply_nowait(None)
+                await request.release.wait()
+                return
+        except Exception as error:
+            envelope.fail_nowait(error)
         else:
-            await envelope.reply(result)
+            envelope.reply_nowait(result)
         finally:
             envelope.close()
-            self._unserved.pop(id(envelope), None)
-            self._in_flight -= 1
-            self._last_activity = anyio.current_time()
+            with anyio.CancelScope(shield=True):
+                await self.mailbox.handle().tell(JobOver(job.number))
 
-    async def _fresh(self, envelope: Envelope[IndexRequest, Any], request: IndexRequest) -> Any:
-        """Wait for the first ingestion and any refresh due, then run a Query (or nothing,
-        for Refresh)."""
-        progress = request.progress if isinstance(request, Query | ToolQuery) else None
+    async def _read_version(self, envelope: Env) -> None:
+        request = envelope.request
+        assert isinstance(request, GetStoreVersion)
+        try:
+            version = await anyio.to_thread.run_sync(_store_version, self.store_path, request.newest_write)
+        except Exception as error:
+            envelope.fail_nowait(error)
+        else:
+            envelope.reply_nowait(version)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.mailbox.handle().tell(Served(id(envelope)))
+
+    # -- questions during the first ingestion -----------------------------------------------
+
+    async def _wait_first_ingestion(self, envelope: Env) -> None:
+        """Relay the first ingestion's progress to the question's listener; past a tool
+        query's `first_answer_wait`, ask the loop to answer it from what is live so far."""
+        request = envelope.request
+        assert isinstance(request, Query | ToolQuery)
+        listener = request.progress
         bound = request.first_answer_wait if isinstance(request, ToolQuery) else math.inf
-        if not self._ready.is_set():
-            if progress is not None:
-                self._listeners.add(progress)
-            try:
-                if progress is not None:
-                    await self._notify(progress, *self._progress)
-                with anyio.move_on_after(bound):
-                    await self._ready.wait()
-                if not self._ready.is_set() and isinstance(request, ToolQuery):
-                    partial = await self._while_ingesting(request)
-                    if partial is not None:
-                        return partial
-                await self._ready.wait()
-            finally:
-                if progress is not None:
-                    self._listeners.discard(progress)
-        await self._refresh_if_needed()
-        db = self._db
-        assert db is not None
-        if isinstance(request, ToolQuery):
-            query: Callable[..., Any] = self.queries[request.tool]
-            extra = () if request.context is None else (request.context,)
-            async with self._refresh_lock:
-                return await anyio.to_thread.run_sync(query, db, request.args, *extra)
-        if not isinstance(request, Query):
-            return None
-        async with self._refresh_lock:
-            return await anyio.to_thread.run_sync(request.fn, db)
+        with anyio.move_on_after(bound):
+            state = self._published.value
+            while not state.ready:
+                if listener is not None and not await _notify(listener, *state.progress):
+                    listener = None
+                state = await self._published.wait_changed()
+            return
+        await self.mailbox.handle().tell(AnswerEarly(id(envelope)))
+
+    def _answer_early(self, key: int, tg: TaskGroup) -> None:
+        if self._ready.is_set():
+            return
+        for job in self._jobs:
+            if job.envelope is not None and id(job.envelope) == key:
+                self._jobs.remove(job)
+                tg.start_soon(self._while_ingesting, job.envelope, self._progress)
+                return
+
+    async def _while_ingesting(self, envelope: Env, progress: tuple[int, int]) -> None:
+        """Answer from the units live so far, through a reader connection of its own (the
+        writer belongs to the ingestion), in one read transaction."""
+        request = envelope.request
+        assert isinstance(request, ToolQuery)
+        query = self.queries[request.tool]
+        try:
+            await self._live.request()
+            live = self._live.live
+
+            def run() -> Any:
+                reader = Database.reader(self._db_path)
+                try:
+                    reader.snapshot()
+                    try:
+                        return query(reader, request.args, request.inputs)
+                    finally:
+                        reader.end_snapshot()
+                finally:
+                    reader.close()
+
+            answer = await anyio.to_thread.run_sync(run)
+        except Exception as error:
+            envelope.fail_nowait(error)
+        else:
+            envelope.reply_nowait(WhileIngesting(answer, progress[0], progress[1], live))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.mailbox.handle().tell(Served(id(envelope)))
 
     # -- the freshness overlay ---------------------------------------------------------------
 
-    def _on_overlay(
-        self,
-        envelope: Envelope[IndexRequest, Any],
-        request: Overlay | EditsSeen | GetOverlay | OverlayReport | OverlayLive | OverlayBatchOver,
-    ) -> None:
+    def _on_overlay(self, envelope: Env, request: IndexRequest) -> None:
         """The overlay's messages, handled in the loop (none waits): questions wait in the
         schedule until their files are done; the task's reports answer them."""
         now = anyio.current_time()
-        done: list[tuple[Envelope[IndexRequest, Any], list[str]]] = []
+        done: list[tuple[Env, list[str]]] = []
         if isinstance(request, Overlay) and not request.wait:
             self._overlay.soon(request.paths, now)
             envelope.reply_nowait(None)
@@ -499,68 +534,59 @@ class IndexActor:
         elif isinstance(request, OverlayReport):
             envelope.close()  # a report from the actor's own task: nobody waits for a reply
             done = self._overlay.reported(request.batch, request.outcome, now)
-        elif isinstance(request, OverlayLive):
-            envelope.close()
-            self._overlay.refreshed(request.files)
-        else:
+        elif isinstance(request, OverlayBatchOver):
             envelope.close()
             done = self._overlay.batch_over(request.batch)
+        else:
+            envelope.close()
         for waiter, landed in done:
             waiter.reply_nowait(landed)
 
-    def _start_overlay_batch(self, tg: anyio.abc.TaskGroup) -> None:
+    def _start_overlay_batch(self, tg: TaskGroup) -> None:
         batch = self._overlay.start_batch(anyio.current_time())
         if batch is not None:
             tg.start_soon(self._overlay_batch, *batch)
 
     async def _overlay_batch(self, batch: int, paths: tuple[str, ...], tried: dict[str, int]) -> None:
         """Re-index `paths` one after the other, reporting each outcome to the loop (a task
-        of the actor's: the loop never waits for a compiler)."""
+        of the actor's: the loop never waits for a compiler). Its database work is a job."""
         me = self.mailbox.handle()
+
+        async def use_database(fn: Callable[[Database], Awaitable[T]]) -> T:
+            result: T = await me.ask(UseDatabase(fn))
+            return result
+
         try:
             await self._ready.wait()
             try:
-                await self._refresh_if_needed()
+                await me.ask(Refresh())
             except Exception as error:  # the files are answered as not landed (batch over)
                 log.warning("overlay_refresh_failed", store=str(self.store_path), error=repr(error))
                 return
-            db = self._db
-            assert db is not None
             for path in paths:
                 try:
-                    outcome: OverlayOutcome = await self._compiler.run_one(
-                        db, self._refresh_lock, path, tried
-                    )
+                    outcome: OverlayOutcome = await self._compiler.run_one(use_database, path, tried)
                 except Exception as error:
                     log.warning("overlay_error", path=path, error=repr(error))
                     outcome = await anyio.to_thread.run_sync(Failed.unexpected, path, error)
-                me.tell_nowait(OverlayReport(batch, outcome))
+                await me.tell(OverlayReport(batch, outcome))
         finally:
-            me.tell_nowait(OverlayBatchOver(batch))
+            with anyio.CancelScope(shield=True):
+                await me.tell(OverlayBatchOver(batch))
 
-    async def _while_ingesting(self, request: ToolQuery) -> WhileIngesting | None:
-        """Answer from the units live so far, read through the reader connection (the
-        writer's belongs to the ingestion), in one read transaction; None if the ingestion
-        ended meanwhile (then the usual full answer)."""
-        await self._live.request()
-        query: Callable[..., Any] = self.queries[request.tool]
-        extra = () if request.context is None else (request.context,)
 
-        def run(reader: Database) -> Any:
-            reader.snapshot()
-            try:
-                return query(reader, request.args, *extra)
-            finally:
-                reader.end_snapshot()
+def _store_version(store_path: Path, newest_write: bool) -> StoreVersion:
+    return StoreVersion(units_mtime_ns(store_path), newest_write_ns(store_path) if newest_write else None)
 
-        async with self._reader_lock:
-            if self._ready.is_set():
-                return None
-            if self._reader is None:
-                self._reader = await anyio.to_thread.run_sync(Database.reader, self._db_path)
-            (done, total), live = self._progress, self._live.live
-            answer = await anyio.to_thread.run_sync(run, self._reader)
-        return WhileIngesting(answer, done, total, live)
+
+async def _notify(listener: ProgressListener, done: int, total: int) -> bool:
+    """Tell a client's progress channel; False once it failed (it must not stop anything)."""
+    try:
+        await listener(done, total)
+    except Exception as error:
+        log.debug("progress_listener_failed", error=repr(error))
+        return False
+    return True
 
 
 Connect: TypeAlias = Callable[
@@ -600,15 +626,16 @@ class IndexHandle:
         self,
         tool: str,
         args: Any,
+        inputs: Any = None,
         *,
         timeout: float = math.inf,
         progress: ProgressListener | None = None,
-        context: Any = None,
         first_answer_wait: float = math.inf,
     ) -> Any:
-        """The answer of the named query `tool` for `args`; a `WhileIngesting` if a first
-        ingestion was still running `first_answer_wait` seconds after asking."""
-        return await self._ask(ToolQuery(tool, args, progress, context, first_answer_wait), timeout=timeout)
+        """The answer of the named query `tool` for `args` (and the `inputs` read for it); a
+        `WhileIngesting` if a first ingestion was still running `first_answer_wait` seconds
+        after asking."""
+        return await self._ask(ToolQuery(tool, args, progress, inputs, first_answer_wait), timeout=timeout)
 
     async def state(self, *, timeout: float = 5.0) -> IndexState:
         state: IndexState = await self._ask(GetState(), timeout=timeout)

@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor, IndexHandle, IndexRequest, Retire
+from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor, IndexHandle
+from xcindex.actors.index_messages import IndexRequest, Retire
 from xcindex.actors.mailbox import ActorHandle
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.pool import WorkerPool
@@ -46,7 +47,7 @@ class IndexActors:
         *,
         max_actors: int,
         idle_timeout: float,
-        queries: Mapping[str, Callable[[Database, Any], Any]] | None = None,
+        queries: Mapping[str, Callable[[Database, Any, Any], Any]] | None = None,
         overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
     ) -> None:
         self.workers = workers

@@ -43,7 +43,7 @@ from xcindex.actors.lsp_messages import (
     StartDue,
     status_of,
 )
-from xcindex.actors.mailbox import ActorGone, ActorHandle, Envelope, Mailbox, Published
+from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.faults import LspStage, classify_fault
 from xcindex.lsp.positions import LspLocation
@@ -58,7 +58,7 @@ from xcindex.lsp.queries import (
 )
 from xcindex.lsp.snapshot import ChildState, Fault, LspChildStatus
 from xcindex.project.toolchain import find_sourcekit_lsp
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import ActorGone, CodedError, WarningCode
 
 log = get_logger(__name__)
 

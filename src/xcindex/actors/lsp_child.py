@@ -6,8 +6,11 @@ in it, and serves queries concurrently from its inbox, speaking the index's conv
 stops itself when idle, and always stops its child on the way out: `shutdown`, `exit`, a
 bounded wait, SIGTERM to the group, a bounded wait, SIGKILL, all shielded from cancellation.
 
-Its state is its own; what others may know of it is the `ChildSnapshot` it publishes
-(`actor.published`) whenever any of it changes. Restart means a new instance.
+Its state is its own: one task, the one running `run`, changes it. The tasks that serve a
+query, watch the child, drain its stderr or read its connection report back with messages
+(`QueryDone`, `ChildGone`, `Noted`, `Changed`), which that task applies. What others may know
+of it is the `ChildSnapshot` it publishes (`actor.published`) whenever any of it changes.
+Restart means a new instance.
 """
 
 from __future__ import annotations
@@ -16,15 +19,16 @@ import math
 import signal
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import anyio
 from anyio.abc import AnyByteReceiveStream, TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
+from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Outcome, Published
 from xcindex.lsp.client import LspClient, initialize_params
 from xcindex.lsp.config import LspPoolConfig, initialization_options
 from xcindex.lsp.documents import OpenDocuments
@@ -41,6 +45,49 @@ Clock: TypeAlias = Callable[[], float]
 
 KILL_WAIT = 5.0
 """How long to wait for a SIGKILLed process to be reaped before giving up on it."""
+REPORT_WAIT = 5.0
+"""How long a task waits for room in the inbox to report to the owner."""
+
+
+@dataclass(frozen=True)
+class QueryDone:
+    """A query's task has its outcome, for the owner to send; `ready` when it was a
+    ReadyQuery that succeeded."""
+
+    envelope: Envelope[LspQuery, LspAnswer]
+    outcome: Outcome[LspAnswer]
+    ready: bool = False
+
+    def answer(self) -> None:
+        if self.outcome.error is not None:
+            self.envelope.fail_nowait(self.outcome.error)
+        else:
+            self.envelope.reply_nowait(self.outcome.value)
+        self.envelope.close()
+
+
+@dataclass(frozen=True)
+class ChildGone:
+    """The child exited (`status`) or its connection broke (`reason`)."""
+
+    reason: Exception
+    status: int | None
+
+
+@dataclass(frozen=True)
+class Noted:
+    """A line for the actor's journal (stderr, opened documents)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Changed:
+    """The connection's log or work-done progress changed: publish again."""
+
+
+Report: TypeAlias = QueryDone | ChildGone | Noted | Changed
+"""What the actor's own tasks tell its owning task."""
 
 
 class LspActor:
@@ -60,7 +107,9 @@ class LspActor:
         self._config = config
         self._launcher = launcher
         self._clock = clock
-        self._mailbox: Mailbox[LspQuery, LspAnswer] = Mailbox(64)
+        self._mailbox: Mailbox[LspQuery | Report, LspAnswer] = Mailbox(64)
+        self._owner: int | None = None
+        """The task running `run`: the only one that changes this actor's fields."""
         self.published: Published[ChildSnapshot] = Published(ChildSnapshot())
         """What this actor shows of itself; only the actor publishes."""
         self._pid: int | None = None
@@ -72,7 +121,6 @@ class LspActor:
         self._failure: CodedError | None = None
         """Why a started child stopped on its own (crash, broken protocol); None otherwise."""
         self._exit_status: int | None = None
-        self._stopping = False
         self._connection: JsonRpcConnection | None = None
         self._client: LspClient | None = None
         self._documents: OpenDocuments | None = None
@@ -81,7 +129,29 @@ class LspActor:
         self._last_activity = clock()
 
     def handle(self) -> ActorHandle[LspQuery, LspAnswer]:
-        return self._mailbox.handle()
+        # Callers send queries only; the reports on the same inbox come from the actor's tasks.
+        return cast(ActorHandle[LspQuery, LspAnswer], self._mailbox.handle())
+
+    def _owned(self) -> bool:
+        return self._owner is not None and anyio.get_current_task().id == self._owner
+
+    def _report(self, report: Report) -> None:
+        """From one of the actor's tasks: tell the owner (a full inbox drops a log line)."""
+        self._mailbox.handle().tell_nowait(report)
+
+    async def _tell_owner(self, report: Report) -> bool:
+        """A report that must not be lost: waits for room in the inbox, shielded, but only
+        so long (once the owner has stopped serving, nobody makes room). False if not told."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(REPORT_WAIT):
+            return await self._mailbox.handle().tell(report)
+        return False
+
+    def _changed(self) -> None:
+        """The connection's callback (its reader task): publish, from the owner."""
+        if self._owned():
+            self._publish()
+        else:
+            self._report(Changed())
 
     def _publish(self) -> None:
         """Publish a snapshot of this actor's state; called after every change of it."""
@@ -109,8 +179,40 @@ class LspActor:
         )
 
     def _note(self, text: str) -> None:
+        if not self._owned():
+            self._report(Noted(text))
+            return
         self._journal.append((self._clock(), text))
         self._publish()
+
+    def _apply(self, report: Report) -> None:
+        """A task's report, applied by the owner."""
+        if isinstance(report, QueryDone):
+            self._in_flight -= 1
+            self._last_activity = self._clock()
+            if report.ready:
+                self._ready = True
+            self._publish()
+            report.answer()
+            return
+        elif isinstance(report, ChildGone):
+            if report.status is not None:
+                self._exit_status = report.status
+        elif isinstance(report, Noted):
+            self._journal.append((self._clock(), report.text))
+        self._publish()
+
+    def _apply_pending(self) -> None:
+        """Take in the reports still in the inbox (the stop sequence's own tasks' last lines);
+        queries left there are answered ActorGone when the inbox closes."""
+        while True:
+            try:
+                envelope = self._mailbox.inbox.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            if isinstance(envelope.request, QueryDone | ChildGone | Noted | Changed):
+                self._apply(envelope.request)
+            envelope.close()
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -122,6 +224,7 @@ class LspActor:
                 (raised before `task_status.started()`; the child is already stopped).
         """
         context = f"sourcekit-lsp for {self.root}"
+        self._owner = anyio.get_current_task().id
         try:
             try:
                 child = await self._launcher(self._command, self.root)
@@ -137,7 +240,7 @@ class LspActor:
                 child.stdin,
                 name=f"sourcekit-lsp[{child.pid}]",
                 log_capacity=self._config.log_capacity,
-                on_change=self._publish,
+                on_change=self._changed,
             )
             client = LspClient(connection)
             self._connection, self._client = connection, client
@@ -179,6 +282,7 @@ class LspActor:
                 ) from handshake_failure
         finally:
             self._accepting = False
+            self._apply_pending()
             self._publish()
             # Queries still queued are answered ActorGone (→ sourcekit_lsp_not_running).
             with anyio.CancelScope(shield=True):
@@ -224,20 +328,30 @@ class LspActor:
             raise classify_fault(exc, LspStage.HANDSHAKE, context=f"{context}: initialize") from exc
 
     async def _serve(self, tg: TaskGroup, child: LspChild, connection: JsonRpcConnection) -> None:
-        with anyio.CancelScope() as accepting:
-            tg.start_soon(self._watch_child, child, connection, accepting)
-            while True:
-                envelope = await self._next_envelope()
-                if envelope is None:
-                    self._accepting = False
-                    self._retired_idle = True
-                    self._note(f"idle for {self._config.idle_timeout:g} s: stopping")
-                    log.info("lsp_child_idle", root=str(self.root), pid=self._pid)
+        """Take queries (each answered by a task of its own) and the tasks' reports until the
+        child is gone or has been idle for `idle_timeout`."""
+        tg.start_soon(self._watch_child, child, connection)
+        while True:
+            envelope = await self._next_envelope()
+            if envelope is None:
+                self._accepting = False
+                self._retired_idle = True
+                self._note(f"idle for {self._config.idle_timeout:g} s: stopping")
+                log.info("lsp_child_idle", root=str(self.root), pid=self._pid)
+                return
+            request = envelope.request
+            if isinstance(request, QueryDone | ChildGone | Noted | Changed):
+                envelope.close()
+                self._apply(request)
+                if isinstance(request, ChildGone):
+                    await self._failed(connection, request.reason)
                     return
-                tg.start_soon(self._serve_one, envelope)
+                continue
+            self._in_flight += 1
+            tg.start_soon(self._serve_one, cast(Envelope[LspQuery, LspAnswer], envelope))
 
-    async def _next_envelope(self) -> Envelope[LspQuery, LspAnswer] | None:
-        """The next query, or None once the child has been idle for `idle_timeout`."""
+    async def _next_envelope(self) -> Envelope[LspQuery | Report, LspAnswer] | None:
+        """The next message, or None once the child has been idle for `idle_timeout`."""
         idle = self._config.idle_timeout
         while True:
             if self._in_flight:
@@ -252,11 +366,10 @@ class LspActor:
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return None
 
-    async def _watch_child(
-        self, child: LspChild, connection: JsonRpcConnection, accepting: anyio.CancelScope
-    ) -> None:
-        """Stop accepting as soon as the child exits or its connection breaks."""
+    async def _watch_child(self, child: LspChild, connection: JsonRpcConnection) -> None:
+        """Report, once, that the child exited or its connection broke."""
         reason: Exception | None = None
+        status: int | None = None
         async with anyio.create_task_group() as tg:
 
             async def on_close() -> None:
@@ -265,10 +378,8 @@ class LspActor:
                 tg.cancel_scope.cancel()
 
             async def on_exit() -> None:
-                nonlocal reason
+                nonlocal reason, status
                 status = await child.wait()
-                self._exit_status = status
-                self._publish()
                 reason = reason or ConnectionClosed(
                     f"the process exited with status {status}", peer_gone=True
                 )
@@ -276,9 +387,11 @@ class LspActor:
 
             tg.start_soon(on_close)
             tg.start_soon(on_exit)
-        if self._stopping or reason is None:
-            self._publish()
-            return
+        if reason is not None:
+            await self._tell_owner(ChildGone(reason, status))
+
+    async def _failed(self, connection: JsonRpcConnection, reason: Exception) -> None:
+        """The child went away on its own: say why, and fail what still waits on it."""
         self._accepting = False
         failure = self._failure = classify_fault(
             reason, LspStage.REQUEST, context=f"sourcekit-lsp for {self.root}"
@@ -293,11 +406,9 @@ class LspActor:
         )
         # Requests still waiting get the same reason, even if the output pipe is still open.
         await connection.aclose(reason)
-        accepting.cancel()
 
     async def _stop_child(self, child: LspChild, client: LspClient, connection: JsonRpcConnection) -> None:
         """shutdown (bounded), exit, wait, SIGTERM to it and its helpers, wait, SIGKILL. Call shielded."""
-        self._stopping = True
         if self._started and self._failure is None and connection.close_reason is not None:
             # Only this method closes the connection on purpose: it broke before we got here.
             self._failure = classify_fault(
@@ -341,10 +452,12 @@ class LspActor:
     # -- queries ---------------------------------------------------------------------------
 
     async def _serve_one(self, envelope: Envelope[LspQuery, LspAnswer]) -> None:
+        """Answer one query; the owner sends the answer once it has taken in what the query
+        changed (a ready child), so a caller never hears of a state the actor does not show."""
         query = envelope.request
-        self._in_flight += 1
+        outcome: Outcome[LspAnswer]
         try:
-            answer = await self._answer(query)
+            outcome = Outcome(value=await self._answer(query))
         except Exception as exc:
             error = classify_fault(
                 exc, LspStage.REQUEST, context=f"sourcekit-lsp for {self.root}: {query.describe()}"
@@ -360,13 +473,10 @@ class LspActor:
                     "code": error.code,
                 },
             )
-            await envelope.fail(error)
-        else:
-            await envelope.reply(answer)
-        finally:
-            envelope.close()
-            self._in_flight -= 1
-            self._last_activity = self._clock()
+            outcome = Outcome(error=error)
+        done = QueryDone(envelope, outcome, ready=outcome.error is None and isinstance(query, ReadyQuery))
+        if not await self._tell_owner(done):
+            done.answer()  # the owner has stopped serving: answer here
 
     async def _answer(self, query: LspQuery) -> LspAnswer:
         client = self._client
@@ -379,8 +489,6 @@ class LspActor:
                 raise TimeoutError(
                     f"indexing did not finish within {self._config.ready_timeout:g} s"
                 ) from None
-            self._ready = True
-            self._publish()
             return None
         documents = self._documents
         assert documents is not None

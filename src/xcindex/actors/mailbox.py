@@ -20,8 +20,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from xcindex.vocabulary import ActorGone, ActorTimeout
 
-__all__ = ["ActorGone", "ActorHandle", "ActorTimeout", "Envelope", "Mailbox", "Outcome", "Published"]
-
 Req = TypeVar("Req")
 Rep = TypeVar("Rep")
 T = TypeVar("T")
@@ -107,6 +105,19 @@ class ActorHandle(Generic[Req, Rep]):
         try:
             self._send.send_nowait(Envelope(request, reply_send))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
+            reply_send.close()
+            return False
+        return True
+
+    async def tell(self, request: Req) -> bool:
+        """Post `request`, waiting for room in the inbox but not for an answer; False when the
+        actor has stopped. For an actor's own tasks whose report must not be lost (a full
+        inbox would drop `tell_nowait`'s)."""
+        reply_send, reply_receive = anyio.create_memory_object_stream[Outcome[Rep]](1)
+        reply_receive.close()
+        try:
+            await self._send.send(Envelope(request, reply_send))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             reply_send.close()
             return False
         return True

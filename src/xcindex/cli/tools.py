@@ -121,7 +121,7 @@ def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             parser.add_argument("--all", action="store_true", help="every item: pages through the whole list")
         for flag in spec.flags:
             parser.add_argument(
-                flag.flag, dest=flag.option, action="store_const", const=flag.value, help=flag.help
+                flag.flag, dest=flag.config_field, action="store_const", const=flag.value, help=flag.help
             )
         where = parser.add_mutually_exclusive_group()
         where.add_argument(
@@ -146,7 +146,7 @@ def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 # --- running one ------------------------------------------------------------------------
 
 
-def _cli_name(tool: ToolDecl) -> dict[str, str]:
+def _cli_name(tool: ToolDecl[Any, Any]) -> dict[str, str]:
     """How each argument's documented name is spelled on this command line."""
     names: dict[str, str] = {"projectPath": "--project", "indexStorePath": "--index-store"}
     for field in tool.args.model_fields:
@@ -162,7 +162,7 @@ def _cli_name(tool: ToolDecl) -> dict[str, str]:
     return names
 
 
-def _values(tool: ToolDecl, args: argparse.Namespace) -> dict[str, Any]:
+def _values(tool: ToolDecl[Any, Any], args: argparse.Namespace) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if args.index_store is not None:
         values["index_store_path"] = os.path.abspath(args.index_store)
@@ -245,7 +245,7 @@ def _emit_json(output: Output, payload: Any) -> None:
     output.line(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
-async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output: Output) -> int:
+async def _ask(engine: Engine, tool: ToolDecl[Any, Any], args: argparse.Namespace, output: Output) -> int:
     from xcindex.presentation import terminal
 
     values = _values(tool, args)
@@ -262,23 +262,15 @@ async def _ask(engine: Engine, tool: ToolDecl, args: argparse.Namespace, output:
             return terminal.symbol_not_found(usr, output)
         values[tool.cli.symbol_field] = usr
     built: LocationArgs = tool.args.build(**values)
-    options = {
-        flag.option: getattr(args, flag.option)
-        for flag in tool.cli.flags
-        if getattr(args, flag.option, None) is not None
-    }
     if tool.cli.settle_first:
         await engine.settle(**where)
-    if tool.name == "plan_rename" and options.get("reconcile_with_lsp", True):
-        answer = await _saying_when_slow(
-            engine.call(built, **options),
-            output,
-            "xcindex: asking sourcekit-lsp to confirm the ranges (--no-lsp skips this)\n",
-        )
+    turned_off = any(getattr(args, flag.config_field, None) is not None for flag in tool.cli.flags)
+    if tool.cli.slow_note is not None and not turned_off:
+        answer = await _saying_when_slow(engine.call(tool, built), output, tool.cli.slow_note + "\n")
     else:
-        answer = await engine.call(built, **options)
+        answer = await engine.call(tool, built)
     if getattr(args, "all", False):
-        answer = await _every_page(engine, tool, values, answer, options)
+        answer = await _every_page(engine, tool, values, answer)
     ctx = terminal.Context(tool.cli.command, subject)
     if not args.json:
         return tool.show(answer, output, ctx)
@@ -303,13 +295,11 @@ async def _saying_when_slow(call: Awaitable[T], output: Output, message: str, af
     return result
 
 
-async def _every_page(
-    engine: Engine, tool: ToolDecl, values: dict[str, Any], answer: Any, options: dict[str, Any]
-) -> Any:
+async def _every_page(engine: Engine, tool: ToolDecl[Any, Any], values: dict[str, Any], answer: Any) -> Any:
     """`--all`: every page of a paged list, joined (the pages share one order)."""
     sites = list(answer.sites)
     while (offset := answer.next_offset()) is not None:
-        answer = await engine.call(tool.args.build(**{**values, "offset": offset}), **options)
+        answer = await engine.call(tool, tool.args.build(**{**values, "offset": offset}))
         sites.extend(answer.sites)
     return replace(answer, sites=tuple(sites), offset=0, truncated=False)
 
@@ -342,7 +332,12 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
 
     async def main() -> int:
         current_progress_listener.set(progress)
-        async with Engine(EngineConfig(overlay_wait_s=CLI_OVERLAY_WAIT_S)) as engine:
+        settings: dict[str, Any] = {
+            flag.config_field: getattr(args, flag.config_field)
+            for flag in tool.cli.flags
+            if getattr(args, flag.config_field, None) is not None
+        }
+        async with Engine(EngineConfig(overlay_wait_s=CLI_OVERLAY_WAIT_S, **settings)) as engine:
             try:
                 return await _ask(engine, tool, args, output)
             finally:

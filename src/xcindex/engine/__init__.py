@@ -5,8 +5,8 @@ a store, the answer's freshness), `registry` every tool declared once.
 """
 
 from xcindex.engine.api import Engine as Engine
-from xcindex.engine.core import EngineConfig as EngineConfig
-from xcindex.engine.core import StatusVersion as StatusVersion
-from xcindex.engine.core import current_progress_listener as current_progress_listener
+from xcindex.engine.config import EngineConfig as EngineConfig
+from xcindex.engine.config import StatusVersion as StatusVersion
+from xcindex.engine.config import current_progress_listener as current_progress_listener
 
 __all__ = ["Engine", "EngineConfig", "StatusVersion", "current_progress_listener"]

@@ -1,38 +1,42 @@
-"""What every Engine call stands on: the actors in one task group, locating a store, the
-session ledger, and watching a store for changes. The tools are in `engine.py`.
+"""What every Engine call stands on: the actors in one task group, locating a store, an
+index answer's freshness (the overlay included), the session ledger, and watching a store for
+changes. The Engine (`api.py`) is the public face; `runs.py` and the registry use this core.
 
-This is the embedding API as well as what the MCP server calls. It runs under asyncio and
-trio alike (anyio only). Everything blocking happens in actors' worker threads or worker
-processes, never on the caller's event loop.
+It runs under asyncio and trio alike (anyio only). Everything blocking happens in actors'
+worker threads or worker processes, never on the caller's event loop.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexHandle, ProgressListener, WhileIngesting
+from xcindex.actors.index import IndexHandle
+from xcindex.actors.index_messages import WhileIngesting
 from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
-from xcindex.actors.mailbox import ActorTimeout
+from xcindex.engine.config import (
+    LOCATION_TTL_S,
+    MAX_OVERLAY_FILES_PER_QUESTION,
+    EngineConfig,
+    StatusVersion,
+    current_progress_listener,
+)
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
 from xcindex.overlay.runner import OverlaySnapshot
-from xcindex.project.ledger import OVERLAY_ENV
 from xcindex.project.locate import Location, locate
 from xcindex.project.store_layout import units_dir
 from xcindex.tools.arguments import LocationArgs
@@ -45,28 +49,22 @@ from xcindex.tools.wait_for_fresh import (
     FileFreshness,
     files_freshness,
 )
-from xcindex.vocabulary import ActorGone, CodedError, Completeness, ProjectKind, WarningCode, XcindexError
+from xcindex.vocabulary import (
+    ActorGone,
+    ActorTimeout,
+    CodedError,
+    Completeness,
+    ProjectKind,
+    WarningCode,
+    XcindexError,
+)
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first
     # use: a server that is never asked for a rename plan never pays for it.
     from xcindex.actors.lsp import LspPool
-    from xcindex.lsp.config import LspPoolConfig
 
 log = get_logger(__name__)
-
-
-MAX_OVERLAY_FILES_PER_QUESTION = 8
-"""A question starts the overlay for at most this many files (an empty answer's
-project-wide stale list can be long); the rest keep their labels until asked about."""
-
-LOCATION_TTL_S = 2.0
-"""How long a located store is reused without looking again (it is still checked to exist)."""
-
-
-current_progress_listener: ContextVar[ProgressListener | None] = ContextVar("xcindex_progress", default=None)
-"""Set by a caller (the MCP server, per tool call) to hear about a first ingestion that its
-call waits for. A context variable, so the Engine's methods keep one signature per tool."""
 
 
 def edited_among(paths: set[str], edited: frozenset[str]) -> list[str]:
@@ -74,62 +72,7 @@ def edited_among(paths: set[str], edited: frozenset[str]) -> list[str]:
     return sorted(path for path in paths if os.path.realpath(path) in edited)
 
 
-@dataclass(frozen=True)
-class EngineConfig:
-    ingest_workers: int = 2
-    """Worker processes for walking libIndexStore (both cores by default)."""
-    query_timeout_s: float = 900.0
-    """Upper bound for one query, including a first ingestion of a large store."""
-    status_wait_s: float = 1.0
-    """How long `status` waits for a first refresh before answering with its progress."""
-    project_dir: str | None = None
-    """Whose session-edited files to track (default: CLAUDE_PROJECT_DIR, else the working
-    directory), matching the hooks' ledger file."""
-    lsp: LspPoolConfig | None = None
-    """How sourcekit-lsp runs (default: LspPoolConfig with its scratch folders in the cache
-    folder, so sourcekit-lsp never builds into the user's project)."""
-    reconcile: bool = True
-    """plan_rename asks sourcekit-lsp to confirm the index's ranges (green-verified)."""
-    watch_poll_s: float = 0.5
-    """How often `wait_for_fresh` and `wait_status_change` look at the store and the ledger."""
-    watch_settle_s: float = 3.0
-    """A change of the store counts once it has been quiet this long: a build writes units
-    for seconds, and one rebuild should be one status change, not one per unit."""
-    max_index_actors: int = 8
-    """Index actors (one per store, each with its database open) kept at most: starting
-    one more retires the least recently used idle one. The next question to a retired
-    store starts it again (a warm start: milliseconds)."""
-    index_idle_timeout_s: float = 900.0
-    """An index actor unused this long retires and closes its database."""
-    overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV, "1") != "0")
-    """Re-index files edited since the last build on their own (the freshness overlay), so
-    that answers about them are fresh without a build. On unless XCINDEX_OVERLAY=0."""
-    overlay_wait_s: float = 3.0
-    """How long a query waits for the overlay of the files it names; past it, the answer
-    keeps its stale labels (the overlay lands for the next question)."""
-    overlay_debounce_s: float = 1.0
-    """The session's edits (the hooks' ledger, `record_edit`) start the overlay of the
-    edited files in the background once a file has been quiet this long."""
-    first_answer_wait_s: float = math.inf
-    """How long an index tool waits for a store's first ingestion before answering from the
-    files ingested so far (`completeness: indexing`, with the progress). Unbounded here: a
-    program embedding the Engine, like the CLI, asked for an answer, not a sample; the MCP
-    server bounds it (server_front.FIRST_ANSWER_WAIT_S) because an agent's call must never look
-    hung. plan_rename always waits: a partial plan would be a wrong edit."""
-
-
-@dataclass(frozen=True)
-class StatusVersion:
-    """What a store's status depends on that changes under it: the units folder (the
-    compiler renames every unit it writes into it) and the session-edited files."""
-
-    units_mtime_ns: int
-    edited: frozenset[str]
-    overlay_version: int = 0
-    """How many files the freshness overlay has re-indexed (it moves when one lands)."""
-
-
-def _overlay_files(db: Database) -> tuple[dict[str, int], set[str]]:
+def overlay_files_in(db: Database) -> tuple[dict[str, int], set[str]]:
     """Files whose live unit is the overlay's: those it describes (the file is as it was
     when indexed: the unit carries its exact modification time), and those put back since
     with an older time (a restore or copy that keeps times; "newer than its unit" cannot
@@ -159,11 +102,11 @@ def _mtimes(paths: frozenset[str]) -> dict[str, int]:
     return found
 
 
-def _freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
+def files_freshness_of(db: Database, *, paths: list[str], edited: frozenset[str]) -> list[FileFreshness]:
     return files_freshness(db, paths, edited)
 
 
-def _edited_in_project(edited: frozenset[str], root: Path | None) -> list[str]:
+def edited_in_project(edited: frozenset[str], root: Path | None) -> list[str]:
     """The session's edited files that belong to this project (all of them when its folder
     is unknown): an edit in another checkout does not make this index stale."""
     if root is None:
@@ -186,7 +129,8 @@ def _index_timeout(limit: float) -> Iterator[None]:
 
 
 class EngineCore:
-    """The Engine's plumbing (see `Engine`, which adds the tools)."""
+    """What the Engine stands on (see `Engine`, its public face): started by `start`, stopped
+    by `stop`; the registry's runs and the Engine's methods call it."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
@@ -207,7 +151,7 @@ class EngineCore:
         self._locations: dict[tuple[str | None, str | None], tuple[float, Location]] = {}
         self._elsewhere: dict[tuple[Path, Path], tuple[object, BuiltElsewhere | None]] = {}
 
-    async def __aenter__(self) -> Self:
+    async def start(self) -> None:
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = self._indexes.task_group = task_group
@@ -218,13 +162,10 @@ class EngineCore:
             if self.config.overlay:
                 task_group.start_soon(self._watch_edits)
         except BaseException:
-            await self.__aexit__(None, None, None)
+            await self.stop()
             raise
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
+    async def stop(self) -> None:
         task_group, self._task_group = self._task_group, None
         self._indexes.task_group = None
         assert task_group is not None
@@ -241,12 +182,17 @@ class EngineCore:
             await task_group.__aexit__(None, None, None)
         finally:
             await self.workers.aclose()
-        return None
+
+    async def settle(self, *, project_path: str | None = None, index_store_path: str | None = None) -> None:
+        """Wait until the index has taken in what the store has (a first ingestion included)."""
+        location = await self.locate(project_path, index_store_path)
+        with _index_timeout(self.config.query_timeout_s):
+            await (await self.index_for(location)).refresh(timeout=self.config.query_timeout_s)
 
     async def close_children(self) -> None:
         """Stop every child process now (sourcekit-lsp, ingestion workers), shielded. For a
-        host that must leave without unwinding (the server on a signal); `__aexit__` does
-        this anyway."""
+        host that must leave without unwinding (the server on a signal); `stop` does this
+        anyway."""
         with anyio.CancelScope(shield=True):
             if self._lsp is not None:
                 await self._lsp.aclose()
@@ -292,7 +238,7 @@ class EngineCore:
                 self._lsp = pool
             return self._lsp
 
-    async def _index_for(self, location: Location) -> IndexHandle:
+    async def index_for(self, location: Location) -> IndexHandle:
         """The store's handle: it asks the store's current index actor, started (again,
         after a retirement) on demand."""
         return self._indexes.handle_for(location.store_path)
@@ -306,7 +252,7 @@ class EngineCore:
         location = await self.locate(project_path, index_store_path)
         release = anyio.Event()
         try:
-            await (await self._index_for(location)).hold_busy(release)
+            await (await self.index_for(location)).hold_busy(release)
             yield
         finally:
             release.set()
@@ -338,29 +284,29 @@ class EngineCore:
         self._elsewhere[key] = (report, found)
         return found
 
-    async def _query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
-        handle = await self._index_for(location)
+    async def query(self, location: Location, fn: Any, timeout: float | None = None) -> Any:
+        handle = await self.index_for(location)
         limit = timeout if timeout is not None else self.config.query_timeout_s
         with _index_timeout(limit):
             return await handle.query(fn, timeout=limit, progress=current_progress_listener.get())
 
-    async def _answer(
-        self, project_path: str | None, index_store_path: str | None, args: LocationArgs, context: Any = None
-    ) -> Any:
-        """Run a tool's named query on a fresh database, then add what the location and the
-        store's own health say to its freshness (name-match fallback, unreadable units, a
-        first ingestion still running, the overlay)."""
-        location = await self.locate(project_path, index_store_path)
-        handle = await self._index_for(location)
+    async def answer(self, tool: str, args: LocationArgs, read: Callable[[Location, Any], Any]) -> Any:
+        """Answer a tool's named query on a fresh database, after `read` gathered what it needs
+        from outside the index (in a thread, before the index actor is asked); then add what the
+        location and the store's own health say to its freshness (name-match fallback,
+        unreadable units, a first ingestion still running, the overlay)."""
+        location = await self.locate(args.project_path, args.index_store_path)
+        handle = await self.index_for(location)
+        inputs = await anyio.to_thread.run_sync(read, location, args)
 
         async def ask() -> Any:
             with _index_timeout(self.config.query_timeout_s):
                 return await handle.ask(
-                    args.tool,
+                    tool,
                     args,
+                    inputs,
                     timeout=self.config.query_timeout_s,
                     progress=current_progress_listener.get(),
-                    context=context,
                     first_answer_wait=self.config.first_answer_wait_s,
                 )
 
@@ -369,9 +315,7 @@ class EngineCore:
         except (CodedError, ActorGone, ActorTimeout):
             raise
         except XcindexError as error:
-            # A file not in the index (blast_radius) is no mystery when the index is another folder's.
-            if args.tool != "blast_radius":
-                raise
+            # A tool's error (a file not in the index) is no mystery when the index is another folder's.
             elsewhere = await self.built_elsewhere(location, handle, await handle.state())
             if elsewhere is None:
                 raise
@@ -397,7 +341,7 @@ class EngineCore:
             state
         )
         if overlay and (answer.freshness.stale_files or named_edited):
-            extra += await self._overlay_failures(
+            extra += await self.overlay_failures(
                 await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited}
             )
         first = () if elsewhere is None else (elsewhere.warning(),)
@@ -433,7 +377,7 @@ class EngineCore:
         live_named = answer.named_paths() & set((await handle.overlay_state()).live)
         if not wanted and not live_named:
             return answer, [], named_edited  # nothing edited, nothing re-indexed: no look needed
-        covered, went_back = await handle.query(_overlay_files)
+        covered, went_back = await handle.query(overlay_files_in)
         candidates = tuple(sorted(wanted | (went_back & live_named)))[:MAX_OVERLAY_FILES_PER_QUESTION]
         landed: list[str] = []
         if candidates:
@@ -442,7 +386,7 @@ class EngineCore:
             except ActorTimeout:
                 landed = []
         if landed:
-            covered, _ = await handle.query(_overlay_files)
+            covered, _ = await handle.query(overlay_files_in)
         # A file another question (or the background) re-indexed meanwhile counts as well.
         if landed or stale & covered.keys():
             answer = await ask()
@@ -455,7 +399,7 @@ class EngineCore:
         still_edited = [path for path in named_edited if path not in covered]
         return answer, overlay_files, still_edited
 
-    async def _overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
+    async def overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
         """Why these files (stale still) have no overlay, as warnings (`overlay_failed`,
         `overlay_unavailable`, `overlay_pending`)."""
         if not snapshot.failures and not snapshot.pending:
@@ -463,7 +407,7 @@ class EngineCore:
         found = await anyio.to_thread.run_sync(snapshot.warnings_for, paths)
         return [AnswerWarning(code, message) for _path, code, message in found]
 
-    async def _overlay_files(
+    async def overlay_files(
         self, handle: IndexHandle, paths: set[str], *, wait: bool
     ) -> tuple[set[str], list[AnswerWarning]]:
         """For tools that are not one query (plan_rename, wait_for_fresh): re-index those of
@@ -480,8 +424,8 @@ class EngineCore:
                 await handle.overlay_soon(candidates)
         except ActorTimeout:
             pass
-        covered, _ = await handle.query(_overlay_files)
-        why_not = await self._overlay_failures(await handle.overlay_state(), paths - covered.keys())
+        covered, _ = await handle.query(overlay_files_in)
+        why_not = await self.overlay_failures(await handle.overlay_state(), paths - covered.keys())
         return covered.keys() & paths, why_not
 
     async def _watch_edits(self) -> None:
@@ -532,7 +476,7 @@ class EngineCore:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> IndexState:
         location = await self.locate(project_path, index_store_path)
-        return await (await self._index_for(location)).state()
+        return await (await self.index_for(location)).state()
 
     async def run_query(
         self,
@@ -544,7 +488,7 @@ class EngineCore:
     ) -> Any:
         """Run `fn(db: Database)` against a fresh database (tests and tools built on top)."""
         location = await self.locate(project_path, index_store_path)
-        return await self._query(location, fn, timeout)
+        return await self.query(location, fn, timeout)
 
     # --- pushed freshness ------------------------------------------------------------
 
@@ -552,7 +496,7 @@ class EngineCore:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusVersion:
         location = await self.locate(project_path, index_store_path)
-        handle = await self._index_for(location)
+        handle = await self.index_for(location)
         version = await handle.version()
         overlay = (await handle.overlay_state()).version if self.config.overlay else 0
         return StatusVersion(version.units_mtime_ns, await self.edited_files(), overlay)
@@ -569,7 +513,7 @@ class EngineCore:
         `watch_settle_s` and the index has taken the new units in (so a status read right
         after reflects the rebuild)."""
         location = await self.locate(project_path, index_store_path)
-        index = await self._index_for(location)
+        index = await self.index_for(location)
         poll = self.config.watch_poll_s
         while True:
             units = (await index.version()).units_mtime_ns

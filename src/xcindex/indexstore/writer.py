@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
 from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
+from xcindex.project.store_layout import is_generated_source as is_generated_source
 
 LIVE_UNITS_PENDING = "live_units_pending"
 """Meta key set in the transaction that changes units, cleared in the one that recomputes
@@ -34,13 +35,6 @@ BULK_INDEXES = (
 """The indexes only queries need: dropped for a first ingestion into an empty database and
 built once at its end (a sort, rather than a random insert per row). Opening the database
 recreates them, so a first ingestion killed half-way leaves a usable database."""
-
-_BUILD_FOLDERS = ("/.build/", "/DerivedData/")
-
-
-def is_generated_source(path: str) -> bool:
-    """Sources the build system wrote (test discovery, resource accessors): never answers."""
-    return any(folder in path for folder in _BUILD_FOLDERS)
 
 
 def connect(path: str) -> sqlite3.Connection:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -40,6 +40,13 @@ MAX_BATCH = 8
 """Files one task re-indexes before the actor looks at what is due again."""
 
 W = TypeVar("W")
+T = TypeVar("T")
+
+
+class UseDatabase(Protocol):
+    """Run `fn(db)` when the database is free, and give its result (the index actor's jobs)."""
+
+    def __call__(self, fn: Callable[[Database], Awaitable[T]], /) -> Awaitable[T]: ...
 
 
 @dataclass(frozen=True)
@@ -323,23 +330,30 @@ class OverlayCompiler:
             )
         return invocation
 
-    async def run_one(
-        self, db: Database, db_lock: anyio.Lock, path: str, tried: Mapping[str, int]
-    ) -> OverlayOutcome:
+    async def run_one(self, use_database: UseDatabase, path: str, tried: Mapping[str, int]) -> OverlayOutcome:
         """Re-index `path` if it is newer than its live unit; `tried` holds the mtimes at
-        which files failed (the same content is not tried twice)."""
-        async with db_lock:
-            unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
-            overlay = await anyio.to_thread.run_sync(db.live_overlay_unit, path)
+        which files failed (the same content is not tried twice). `use_database` runs a
+        function on the database when it is free (the index actor's job queue)."""
+
+        async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None]:
+            return await anyio.to_thread.run_sync(
+                lambda: (db.live_unit_mtime(path), db.live_overlay_unit(path))
+            )
+
+        unit_mtime, overlay = await use_database(live_units)
         current = _mtime(path)
         dropped = False
         if overlay is not None and current is not None and current < overlay[1]:
             # An overlay unit is written at its file's exact modification time: a file older
             # than it was put back (a copy or restore that keeps old times), and "newer than
             # its unit" could never tell. Its last build's unit answers again.
-            async with db_lock:
-                await anyio.to_thread.run_sync(_drop, db, [overlay[0]])
-                unit_mtime = await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+            name = overlay[0]
+
+            async def drop(db: Database) -> int | None:
+                await anyio.to_thread.run_sync(_drop, db, [name])
+                return await anyio.to_thread.run_sync(db.live_unit_mtime, path)
+
+            unit_mtime = await use_database(drop)
             log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
             dropped = True
         if unit_mtime is None or current is None or current <= unit_mtime or tried.get(path) == current:
@@ -352,16 +366,20 @@ class OverlayCompiler:
         if isinstance(outcome, NotIndexed):
             return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
+        indexed = outcome
+
+        async def ingest(db: Database) -> bool:
+            return await ingest_overlay(
+                db,
+                indexed.store,
+                indexed.unit_names,
+                main_file=path,
+                file_mtime_ns=indexed.file_mtime_ns,
+                workers=self.workers,
+            )
+
         try:
-            async with db_lock:
-                ok = await ingest_overlay(
-                    db,
-                    outcome.store,
-                    outcome.unit_names,
-                    main_file=path,
-                    file_mtime_ns=outcome.file_mtime_ns,
-                    workers=self.workers,
-                )
+            ok = await use_database(ingest)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(discard_run, outcome.store)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from xcindex.presentation.text import (
@@ -19,11 +18,7 @@ from xcindex.presentation.text import (
     render_type_hierarchy,
     render_wait_for_fresh,
 )
-from xcindex.tools.budget import fitting, json_size
-from xcindex.tools.rename.plan import RenamePlan
-
-COMPACT_HEADROOM_CHARS = 6_000
-"""What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""
+from xcindex.tools.budget import json_size
 
 
 def find_symbol(answer: Any, budget: int | None) -> str:
@@ -58,25 +53,10 @@ def wait_for_fresh(answer: Any, budget: int | None) -> str:
     return render_wait_for_fresh(answer, budget)
 
 
-def fit_plan(plan: RenamePlan, budget: int | None) -> RenamePlan:
-    """The page of a plan that fits a response budget together with its text: fewer ranges
-    (the answer's `nextOffset` says where the rest starts) when the whole page would not."""
-    if budget is None:
-        return plan
-    page = plan.shown()
-    without_ranges = json_size(replace(plan, ranges=()).to_json())
-    if 2 * (without_ranges + sum(json_size(r.to_json()) + 1 for r in page)) <= budget:
-        return plan
-    # The structured ranges, and one short `line:column` each in the compact text.
-    allowed = budget - 2 * without_ranges - COMPACT_HEADROOM_CHARS
-    count = fitting(page, lambda r: json_size(r.to_json()) + 16, max(allowed, 0))
-    return replace(plan, max_ranges=max(count, 1))
-
-
 def plan_rename(answer: Any, budget: int | None) -> str:
     """The plan's JSON, fenced and key-sorted, as the contract has it, when it fits the
     budget beside the structured content; else the same page compactly, per file and tier."""
-    plan = fit_plan(answer, budget)
+    plan = answer.fitted(budget)
     fenced = render_plan(plan)
     if budget is None or len(fenced) + json_size(plan.to_json()) <= budget:
         return fenced

@@ -45,3 +45,12 @@ def units_mtime_ns(store: Path) -> int:
         return os.stat(units_dir(store)).st_mtime_ns
     except OSError:
         return 0
+
+
+BUILD_FOLDERS = ("/.build/", "/DerivedData/")
+"""Where SwiftPM and Xcode write what they build (generated sources included)."""
+
+
+def is_generated_source(path: str) -> bool:
+    """Sources the build system wrote (test discovery, resource accessors): never answers."""
+    return any(folder in path for folder in BUILD_FOLDERS)

@@ -169,7 +169,7 @@ async def _call_tool(
 
         current_progress_listener.set(listener)
     try:
-        answer = await engine.call(args)
+        answer = await engine.call(tool, args)
         structured = tool.structured(answer, BUDGET)
         text = tool.text(answer, BUDGET)
     except XcindexError as error:

@@ -362,7 +362,7 @@ def _declared_first(schema: dict[str, Any], declared: tuple[str, ...]) -> dict[s
     return ordered
 
 
-def _tool_json(tool: ToolDecl, modern: bool) -> dict[str, Any]:
+def _tool_json(tool: ToolDecl[Any, Any], modern: bool) -> dict[str, Any]:
     inputs, outputs = input_schema(tool.args), tool.output_schema
     return {
         "annotations": {

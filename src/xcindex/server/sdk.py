@@ -51,7 +51,7 @@ from xcindex.vocabulary import XcindexError
 log = get_logger(__name__)
 
 
-def tool_listing(tool: ToolDecl) -> types.Tool:
+def tool_listing(tool: ToolDecl[Any, Any]) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,

@@ -1,4 +1,4 @@
-"""A git diff's hunks, and the extents of the declarations in a Swift file, from its text.
+"""The extents of the declarations in a Swift file, from its text.
 
 The index records where each declaration's *name* is, not where the declaration ends, so
 change_impact finds extents here: comments and string literals are blanked out, then each
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _MODIFIERS = (
     "public|private|fileprivate|internal|package|open|static|class|final|override|mutating|nonmutating|"
     "convenience|required|lazy|weak|unowned|dynamic|indirect|nonisolated|distributed|optional|async|"
@@ -45,47 +44,6 @@ _CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/
 """A statement that ends its line with one of these goes on (not `?`: `var x: Int?` ends there)."""
 _CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?", ">")
 _CASE_ELEMENT = re.compile(r"\s*(`[^`]+`|[A-Za-z_]\w*)")
-
-
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int
-    old_count: int
-    new_start: int
-    new_count: int
-
-    def old_lines(self) -> range:
-        return range(self.old_start, self.old_start + self.old_count)
-
-    def new_lines(self) -> range:
-        return range(self.new_start, self.new_start + self.new_count)
-
-
-@dataclass
-class FileDiff:
-    old_path: str | None
-    new_path: str | None
-    hunks: list[Hunk] = field(default_factory=list)
-
-
-def parse_diff(text: str) -> list[FileDiff]:
-    """`git diff -U0` output → one FileDiff per file (paths relative to the repository)."""
-    files: list[FileDiff] = []
-    current: FileDiff | None = None
-    for line in text.splitlines():
-        if line.startswith("diff --git "):
-            current = FileDiff(None, None)
-            files.append(current)
-        elif current is None:
-            continue
-        elif line.startswith("--- "):
-            current.old_path = None if line[4:] == "/dev/null" else line[4:].removeprefix("a/")
-        elif line.startswith("+++ "):
-            current.new_path = None if line[4:] == "/dev/null" else line[4:].removeprefix("b/")
-        elif match := _HUNK.match(line):
-            a, b, c, d = match.groups()
-            current.hunks.append(Hunk(int(a), 1 if b is None else int(b), int(c), 1 if d is None else int(d)))
-    return files
 
 
 @dataclass

@@ -322,7 +322,7 @@ class BlastRadiusArgs(LocationArgs):
 
 
 def query_blast_radius(
-    db: Database, args: BlastRadiusArgs, package: PackageDescription | None = None
+    db: Database, args: BlastRadiusArgs, package: PackageDescription | None
 ) -> BlastRadiusAnswer:
     """`package`: SwiftPM's description of the project, which the Engine reads before asking."""
     return blast_radius(db, args.file_path, package=package)

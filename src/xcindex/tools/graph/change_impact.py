@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow, is_generated_source
+from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.graph_queries import (
     extended_types,
     members_of,
@@ -31,13 +28,12 @@ from xcindex.indexstore.graph_queries import (
     written_occurrences,
 )
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name
+from xcindex.project.git import FileDiff, GitChanges
 from xcindex.swift.declarations import (
     Decl,
-    FileDiff,
     innermost,
     is_blank_code,
     mask,
-    parse_diff,
     scan_declarations,
     signature_and_body,
 )
@@ -49,11 +45,10 @@ from xcindex.tools.graph.call_graph import overridden_closures
 from xcindex.tools.graph.type_hierarchy import EXTENSION_KIND
 from xcindex.tools.references import source_occurrences
 from xcindex.tools.shapes import ChangedSymbolJson, ChangeImpactJson, CoveringTestJson
-from xcindex.vocabulary import Completeness, XcindexError
+from xcindex.vocabulary import Completeness
 
 MAX_REFERENCES = 500
 MAX_FILES = 200
-GIT_TIMEOUT_S = 30.0
 RANGE_METHOD = (
     "declaration extents from the source text (braces and statements, comments and strings skipped), "
     "matched to the index's definition sites: not the compiler's own ranges (they agreed with "
@@ -161,77 +156,6 @@ class ChangeImpactAnswer:
             "truncated": shown < len(self.references) or self.reference_count > len(self.references),
             **self.freshness.to_json(budget),
         }
-
-
-# --- git (read-only) ---------------------------------------------------------------------
-
-
-def _git(root: str, *args: str) -> str:
-    """Run a read-only git command; its failures become XcindexErrors that say what to do."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    try:
-        result = subprocess.run(
-            ["git", "--no-optional-locks", "-C", root, *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            env=env,
-        )
-    except FileNotFoundError:
-        raise XcindexError("change_impact needs git, and no `git` is on PATH: install git.") from None
-    except subprocess.TimeoutExpired:
-        raise XcindexError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:g} s in {root}.") from None
-    if result.returncode != 0:
-        message = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"
-        if "not a git repository" in result.stderr:
-            raise XcindexError(
-                f"{root} is not inside a git repository: change_impact compares against a git revision."
-            )
-        raise XcindexError(f"git {args[0]} failed in {root}: {message}")
-    return result.stdout
-
-
-def repository_root(db: Database, project_path: str | None) -> str:
-    if project_path is not None:
-        start = project_path if os.path.isdir(project_path) else os.path.dirname(project_path)
-    else:
-        paths = [path for path, *_ in db.live_files()]
-        if not paths:
-            raise XcindexError("This index has no source files, so there is no repository to compare.")
-        start = os.path.commonpath([os.path.dirname(p) for p in paths])
-    if not os.path.isdir(start):
-        raise XcindexError(f"{start} is not a folder: give projectPath as the package or project folder.")
-    return _git(start, "rev-parse", "--show-toplevel").strip()
-
-
-def read_diff(root: str, base: str, files: Sequence[str]) -> tuple[list[FileDiff], dict[str, str]]:
-    """The diff of Swift files against `base` (working tree, staged changes included), the
-    untracked Swift files as additions, and each changed file's text at `base`."""
-    try:
-        _git(root, "rev-parse", "--verify", "--quiet", base + "^{commit}")
-    except XcindexError:
-        raise XcindexError(f"git does not know the revision '{base}' in {root}.") from None
-    scope = ["--", *files] if files else ["--", "*.swift"]
-    diffs = [
-        d
-        for d in parse_diff(_git(root, "diff", "--no-color", "--no-ext-diff", "-U0", "-M", base, *scope))
-        if _is_source(root, d.new_path or d.old_path or "")
-    ]
-    for path in _git(root, "ls-files", "--others", "--exclude-standard", *scope).splitlines():
-        if _is_source(root, path):
-            diffs.append(FileDiff(None, path, []))
-    old_texts: dict[str, str] = {}
-    for d in diffs:
-        if d.old_path is not None:
-            old_texts[d.old_path] = _git(root, "show", f"{base}:{d.old_path}")
-    return diffs, old_texts
-
-
-def _is_source(root: str, relative: str) -> bool:
-    """A Swift source of the project: not one the build wrote (`.build/`, DerivedData), which
-    an unignored build folder would otherwise show as added."""
-    return relative.endswith(".swift") and not is_generated_source("/" + relative)
 
 
 # --- hunks → declarations → symbols --------------------------------------------------------
@@ -517,15 +441,15 @@ def _tests_of_type(
 # --- the tool ------------------------------------------------------------------------------
 
 
-def change_impact(
-    db: Database, *, project_path: str | None, base: str | None = None, files: Sequence[str] = ()
-) -> ChangeImpactAnswer:
-    started = time.perf_counter()
-    root = repository_root(db, project_path)
-    revision = base or "HEAD"
-    relative = [os.path.relpath(os.path.realpath(f), os.path.realpath(root)) for f in files]
-    diffs, old_texts = read_diff(root, revision, relative)
-    git_ms = (time.perf_counter() - started) * 1000
+def change_impact(db: Database, changes: GitChanges) -> ChangeImpactAnswer:
+    """What the changes git reported (read before the query, outside the index) reach."""
+    root, revision, diffs, old_texts, git_ms = (
+        changes.root,
+        changes.base,
+        changes.diffs,
+        changes.old_texts,
+        changes.git_ms,
+    )
     live = {path: mtime for path, mtime, *_ in db.live_files()}
     changed: list[ChangedSymbol] = []
     seeds: set[int] = set()
@@ -613,5 +537,7 @@ class ChangeImpactArgs(LocationArgs):
     )
 
 
-def query_change_impact(db: Database, args: ChangeImpactArgs) -> ChangeImpactAnswer:
-    return change_impact(db, project_path=args.project_path, base=args.base, files=args.files)
+def query_change_impact(db: Database, args: ChangeImpactArgs, changes: GitChanges) -> ChangeImpactAnswer:
+    """`changes`: what git says changed, which the Engine reads before asking (never under the
+    database: git may take seconds)."""
+    return change_impact(db, changes)

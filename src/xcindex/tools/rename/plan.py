@@ -22,6 +22,7 @@ from pydantic import Field, StrictInt, StrictStr
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
+from xcindex.tools.budget import fitting, json_size
 from xcindex.tools.common import canonical_occurrence, file_is_stale
 from xcindex.tools.references import overriding_sites, source_occurrences
 from xcindex.tools.rename.checks import (
@@ -162,6 +163,10 @@ class RenameRange:
         }
 
 
+COMPACT_HEADROOM_CHARS = 6_000
+"""What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""
+
+
 @dataclass(frozen=True)
 class RenamePlan:
     usr: str
@@ -197,7 +202,24 @@ class RenamePlan:
         end = self.offset + self.max_ranges
         return end if end < len(self.ranges) else None
 
-    def to_json(self) -> RenamePlanJson:
+    def fitted(self, budget: int | None) -> RenamePlan:
+        """The page of the plan that fits a response budget together with its text: fewer
+        ranges (`nextOffset` says where the rest starts) when the whole page would not."""
+        if budget is None:
+            return self
+        page = self.shown()
+        without_ranges = json_size(replace(self, ranges=())._json())
+        if 2 * (without_ranges + sum(json_size(r.to_json()) + 1 for r in page)) <= budget:
+            return self
+        # The structured ranges, and one short `line:column` each in the compact text.
+        allowed = budget - 2 * without_ranges - COMPACT_HEADROOM_CHARS
+        count = fitting(page, lambda r: json_size(r.to_json()) + 16, max(allowed, 0))
+        return replace(self, max_ranges=max(count, 1))
+
+    def to_json(self, budget: int | None = None) -> RenamePlanJson:
+        return self.fitted(budget)._json()
+
+    def _json(self) -> RenamePlanJson:
         shown = self.shown()
         return {
             "usr": self.usr,
