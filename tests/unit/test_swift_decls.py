@@ -5,11 +5,11 @@ from __future__ import annotations
 from xcindex.swift.declarations import (
     Hunk,
     innermost,
-    mask,
     parse_diff,
     scan_declarations,
     signature_and_body,
 )
+from xcindex.swift.lexer import mask
 
 SOURCE = """// A comment with func inside(
 /* block { comment */

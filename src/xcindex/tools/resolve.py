@@ -36,7 +36,7 @@ from typing import Any
 
 from xcindex.indexstore.database import PARAMETER_KIND, Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name, language_name
-from xcindex.swift.declarations import mask
+from xcindex.swift.lexer import mask
 from xcindex.swift.names import Query, labels_match, name_labels, parse_query
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.shapes import CandidateJson

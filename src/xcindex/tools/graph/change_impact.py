@@ -36,11 +36,11 @@ from xcindex.swift.declarations import (
     FileDiff,
     innermost,
     is_blank_code,
-    mask,
     parse_diff,
     scan_declarations,
     signature_and_body,
 )
+from xcindex.swift.lexer import mask, split_lines
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, occurrence_json
@@ -245,7 +245,7 @@ class _Side:
 
     @classmethod
     def of(cls, text: str) -> _Side:
-        return cls(text.splitlines(), mask(text), scan_declarations(text))
+        return cls(split_lines(text), mask(text), scan_declarations(text))
 
 
 def _index_definitions(db: Database, path: str) -> list[tuple[OccurrenceRow, SymbolRow]]:
