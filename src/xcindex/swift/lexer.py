@@ -52,7 +52,10 @@ class Kind(enum.Enum):
     QUOTE = "quote"
     """A literal's opening or closing delimiter (`"`, `#\"\"\"`, `"#`, `#/`, `/#`)."""
     STRING = "string"
-    """A literal's text: escapes included, and an interpolation's `\\(` and `)`."""
+    """A literal's text, an interpolation's `\\(` and `)` included."""
+    ESCAPE = "escape"
+    """A backslash escape in a literal's text and the character it escapes (`\\n`, `\\"`,
+    `\\#t` in a raw literal): no word of the text starts there (`\\nName` holds no `nName`)."""
     INTERPOLATION = "interpolation"
     """Code inside a literal's `\\(…)`."""
 
@@ -63,7 +66,7 @@ class Span(NamedTuple):
     kind: Kind
 
 
-_LITERAL_TEXT = (Kind.COMMENT, Kind.STRING, Kind.INTERPOLATION)
+_LITERAL_TEXT = (Kind.COMMENT, Kind.STRING, Kind.ESCAPE, Kind.INTERPOLATION)
 """What `blank` turns into spaces (delimiters stay, so a literal still reads as one)."""
 
 _CODE = re.compile(r'//|/\*|#*"|#+/|`')
@@ -130,7 +133,9 @@ def spans(text: str) -> list[Span]:
                 break
             what = m.lastgroup
             if what is None:  # an escape
-                i = m.end()
+                cut(m.start(), Kind.STRING)
+                cut(m.end(), Kind.ESCAPE)
+                i = run
             elif what == "open":  # `\(`: an interpolation opens
                 cut(m.end(), Kind.STRING)
                 literal.depth = 0

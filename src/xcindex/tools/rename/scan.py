@@ -105,6 +105,7 @@ def classify(data: bytes, name: bytes) -> list[tuple[int, str]]:
         elif kind is Kind.STRING:
             line_start = data.rfind(b"\n", 0, at) + 1
             found.append((at, "available_renamed" if b"renamed:" in data[line_start:at] else "string"))
+        # else a delimiter or an escape (`\nName`: the text holds a line break and `Name`)
         at = data.find(name, at + len(name))
     return found
 
