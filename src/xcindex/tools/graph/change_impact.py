@@ -2,7 +2,8 @@
 
 The diff comes from read-only git (`git diff -U0 <base>`, plus untracked Swift files);
 each hunk, on its old side and its new side, is mapped to the innermost declaration
-whose extent holds it (extents from swift_decls: approximate, and the answer says so).
+whose extent holds it (extents from swift/declarations.py: approximate, and the answer says
+so).
 The declarations are matched to the index's symbols by their definition line on the side
 the index was built from, and across sides by their place and name; each change is
 classified body, signature, added, removed or moved. Tests are found by reachability: a
