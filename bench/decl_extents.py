@@ -1,4 +1,4 @@
-"""How exact change_impact's declaration extents are: tools/swift_decls.py's source scan next
+"""How exact change_impact's declaration extents are: swift/declarations.py's source scan next
 to sourcekit-lsp's `textDocument/documentSymbol` (swift-syntax's own tree), file by file.
 
 sourcekit-lsp is started on an empty temporary workspace and every file is opened by its

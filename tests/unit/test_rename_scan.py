@@ -111,3 +111,46 @@ def test_a_package_manifest_is_no_unproven_site_unless_the_index_compiles_it(tmp
     found = sorted((Path(m.path).relative_to(tmp_path).as_posix(), m.line, m.column) for m in result.unproven)
     # The two manifests are left out; a source file called Package.swift is read like any other.
     assert found == [("Sources/P/Other.swift", 1, 8), ("Sources/P/Package.swift", 2, 19)]
+
+
+def test_regex_literals_and_backquoted_names_are_read_as_swift_reads_them() -> None:
+    # Each line type-checks with swiftc 6.3 (a `logLevel` and `f` declared around them).
+    source = (
+        'let a = #/logLevel"/#; let d = logLevel\n'  # regex text, then code (was: code, then string)
+        'func `named "quoted"`() -> Int { logLevel }\n'  # a quote in a name opens no string
+        'let b = "\\(f(")")) logLevel \\(logLevel)"\n'  # a `)` in a string in an interpolation
+        'let c = ##"logLevel"# \\#(logLevel) \\##(logLevel)"##\n'
+    )
+    assert kinds(source) == [
+        (1, "string"),
+        (1, "code"),
+        (2, "code"),
+        (3, "string"),
+        (3, "code"),
+        (4, "string"),
+        (4, "string"),
+        (4, "code"),
+    ]
+
+
+def test_a_type_declared_in_a_comment_or_a_literal_is_no_local_conformance(tmp_path: Path) -> None:
+    source = tmp_path / "T.swift"
+    source.write_text(
+        "func test() {\n"
+        "    /// struct Example: LogHandler {\n"
+        '    let doc = """\n'
+        "        struct Fake: LogHandler {\n"
+        '        """\n'
+        "    struct Local: LogHandler { var logLevel: Int { 1 } }\n"
+        "}\n"
+    )
+    unproven = scan_tree(tmp_path, "logLevel", set(), lambda _path: set()).unproven
+    assert [(m.line, m.kind) for m in unproven] == [(6, "code")]
+    local = local_conformances(unproven, {"LogHandler"}, lambda _path: set())
+    assert [(m.line, m.column) for m in local] == [(6, 19)]
+
+
+def test_an_escaped_character_starts_no_word_of_the_text() -> None:
+    # `\tabs` is a tab and `abs`; after an escaped backslash, `tabs` is text.
+    data = b'let s = "\\tabs \\\\tabs"'
+    assert classify(data, b"tabs") == [(data.rindex(b"tabs"), "string")]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from xcindex.project.git import Hunk, parse_diff
 from xcindex.swift.declarations import (
     innermost,
-    mask,
     scan_declarations,
     signature_and_body,
 )
+from xcindex.swift.lexer import mask
 
 SOURCE = """// A comment with func inside(
 /* block { comment */

@@ -1,22 +1,36 @@
 """The extents of the declarations in a Swift file, from its text.
 
 The index records where each declaration's *name* is, not where the declaration ends, so
-change_impact finds extents here: comments and string literals are blanked out, then each
+change_impact finds extents here. The text is read through `lexer.masked`: comments and
+literal text blanked (raw strings, multi-line strings, interpolations, `#/…/#` regexes and
+nested comments as Swift reads them), so only code's braces and brackets count. Then each
 member declaration (a type, extension, function, initializer, subscript, property, enum
 case element, typealias, associated type, macro or operator that is not local to a body)
 runs from its keyword line (attribute lines above it included) to the brace that closes
-its body, or to the end of its statement. No parser: `#if` branches are each read as
-written, and change_impact says the extents are approximate; measured against
-sourcekit-lsp's documentSymbol (bench/decl_extents.py) they agree on every declaration of
-the fixture, swift-log, Yams and the benchmark's M package. It is also what lets a
-*removed* or *added* declaration, which only one side's text has, be seen at all.
+its body, or to the end of its statement. A statement goes on while its line ends inside a
+multi-line literal, ends with an operator or an opening bracket, or the next line of code
+starts with one that continues it (`.`, `->`, `where`, …); the lines of a postfix `#if`
+(`items⏎#if DEBUG⏎.sorted()⏎#endif`) are looked through and the statement ends at its
+`#endif`.
+
+No parser: `#if` branches are each read as written (both `func f()` of an `#if`/`#else`
+are declarations, told apart by `ordinal`), which is right for valid Swift, whose branches
+each hold whole declarations. Not handled: a bare `/…/` regex literal is code to the lexer
+(a `"` or `/*` in one misleads it), an attribute whose arguments span lines above its
+declaration, and a declaration after another on the same line (other than a type's first
+member). change_impact says the extents are approximate; measured against sourcekit-lsp's
+documentSymbol (bench/decl_extents.py) they agree on every declaration of the fixture,
+swift-log, Yams and the benchmark's M package. It is also what lets a *removed* or
+*added* declaration, which only one side's text has, be seen at all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from xcindex.swift.lexer import Directive, masked
 
 _MODIFIERS = (
     "public|private|fileprivate|internal|package|open|static|class|final|override|mutating|nonmutating|"
@@ -44,6 +58,7 @@ _CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/
 """A statement that ends its line with one of these goes on (not `?`: `var x: Int?` ends there)."""
 _CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?", ">")
 _CASE_ELEMENT = re.compile(r"\s*(`[^`]+`|[A-Za-z_]\w*)")
+_BRACKETS = re.compile(r"[()\[\]{}]")
 
 
 @dataclass
@@ -80,67 +95,17 @@ class Decl:
         return found
 
 
-def mask(text: str) -> list[str]:
-    """The lines with comments and string literal contents replaced by spaces."""
-    out: list[str] = []
-    in_block = 0
-    in_string: str | None = None  # '"' or '"""'
-    for raw in text.splitlines():
-        chars = list(raw)
-        i = 0
-        while i < len(chars):
-            two, three = raw[i : i + 2], raw[i : i + 3]
-            if in_block:
-                if two == "*/":
-                    in_block -= 1
-                    chars[i] = chars[i + 1] = " "
-                    i += 2
-                    continue
-                if two == "/*":
-                    in_block += 1
-                chars[i] = " "
-            elif in_string is not None:
-                if raw[i] == "\\":
-                    chars[i] = " "
-                    if i + 1 < len(chars):
-                        chars[i + 1] = " "
-                    i += 2
-                    continue
-                if raw.startswith(in_string, i):
-                    i += len(in_string)
-                    in_string = None
-                    continue
-                chars[i] = " "
-            elif two == "//":
-                for j in range(i, len(chars)):
-                    chars[j] = " "
-                break
-            elif two == "/*":
-                in_block = 1
-                chars[i] = chars[i + 1] = " "
-                i += 2
-                continue
-            elif three == '"""':
-                in_string = '"""'
-                i += 3
-                continue
-            elif raw[i] == '"':
-                in_string = '"'
-            i += 1
-        if in_string == '"':
-            in_string = None  # a single-line literal never spans lines
-        out.append("".join(chars))
-    return out
-
-
 def scan_declarations(text: str) -> list[Decl]:
     """Member and top-level declarations with their extents (1-based, inclusive)."""
-    lines = mask(text)
+    lexed = masked(text)
+    lines = lexed.lines
+    directives = frozenset(directive.line for directive in lexed.directives)
+    endifs = _endifs(lexed.directives)
     decls: list[Decl] = []
     stack: list[Decl | None] = []
     pending: Decl | None = None
+    postfix_end = 0  # the `#endif` of a `#if` met inside the pending statement
     depth = 0
-    in_literal = False  # inside a multi-line string literal (its text is blanked)
     seen: dict[tuple[str, ...], int] = {}
 
     def declare(keyword: str, name: str, start: int, line: int, parent: Decl | None) -> Decl:
@@ -152,7 +117,9 @@ def scan_declarations(text: str) -> list[Decl]:
         return decl
 
     for number, line in enumerate(lines, 1):
-        match = None if in_literal else _DECL.match(line)
+        if pending is not None and number in endifs and not postfix_end:
+            postfix_end = endifs[number]
+        match = None if number - 1 in lexed.in_literal else _DECL.match(line)
         member = not stack or (stack[-1] is not None and stack[-1].is_type)
         if match and member and pending is None:
             parent = stack[-1] if stack else None
@@ -162,9 +129,8 @@ def scan_declarations(text: str) -> list[Decl]:
             while start > 1 and _ATTRIBUTE_LINE.match(lines[start - 2]):
                 start -= 1
             pending = declare(keyword, name, start, number, parent)
-        if line.count('"""') % 2:
-            in_literal = not in_literal
-        for column, char in enumerate(line):
+        for bracket in _BRACKETS.finditer(line):
+            char, column = bracket.group(), bracket.start()
             if char in "([":
                 depth += 1
             elif char in ")]":
@@ -185,11 +151,16 @@ def scan_declarations(text: str) -> list[Decl]:
                 closed = stack.pop()
                 if closed is not None:
                     closed.end = number
-        if pending is not None and depth == 0 and not in_literal and not _continues(line, lines, number):
-            pending.end = number
+        if (
+            pending is not None
+            and depth == 0
+            and number not in lexed.in_literal
+            and not _continues(line, lines, number, directives)
+        ):
+            pending.end = max(number, postfix_end)
             if pending.keyword == "case":
                 _split_case(pending, lines, declare)
-            pending = None
+            pending, postfix_end = None, 0
     for decl in decls:
         if decl.end == 0:
             decl.end = len(lines)
@@ -231,12 +202,26 @@ def _split_case(
             element.end = last_line
 
 
-def _continues(line: str, lines: list[str], number: int) -> bool:
+def _endifs(directives: Sequence[Directive]) -> dict[int, int]:
+    """Each `#if` line → the line of its `#endif`."""
+    found: dict[int, int] = {}
+    open_ifs: list[int] = []
+    for directive in directives:
+        if directive.keyword == "if":
+            open_ifs.append(directive.line)
+        elif directive.keyword == "endif" and open_ifs:
+            found[open_ifs.pop()] = directive.line
+    return found
+
+
+def _continues(line: str, lines: list[str], number: int, directives: frozenset[int]) -> bool:
+    """The statement on line `number` goes on to the next line of code (a postfix `#if`'s
+    directive lines, `items⏎#if DEBUG⏎.sorted()⏎#endif`, are looked through)."""
     stripped = line.rstrip()
     if stripped.endswith(_CONTINUES_AFTER):
         return True
-    for following in lines[number:]:
-        if following.strip():
+    for following_number, following in enumerate(lines[number:], number + 1):
+        if following.strip() and following_number not in directives:
             return following.lstrip().startswith(_CONTINUES_BEFORE)
     return False
 

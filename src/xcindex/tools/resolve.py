@@ -26,18 +26,17 @@ synthesised one, then the most used, then path, line and USR: the same order eve
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
-from pathlib import Path
+from functools import cached_property
 from typing import Any
 
 from xcindex.indexstore.database import PARAMETER_KIND, Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name, language_name
-from xcindex.swift.declarations import mask
+from xcindex.swift.lexer import mask
 from xcindex.swift.names import Query, labels_match, name_labels, parse_query
+from xcindex.swift.source import source_lines
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.shapes import CandidateJson
 from xcindex.vocabulary import MatchedBy
@@ -367,26 +366,13 @@ class _Facts:
         return tuple(reversed(names)), first_kind, in_extension
 
 
-@lru_cache(maxsize=64)
-def _source_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
-    """A source file's lines (cached while its modification time stays the same)."""
-    try:
-        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
-    except OSError:
-        return ()
-
-
 def declaration_text(occ: OccurrenceRow | None) -> str:
     """The declaration's text from the source, up to its body, at most 160 characters. A head
     written over several lines (`func decode<T>(_ type: T.Type,` / `from yaml: String,` / `…)
     throws -> T where …`) is joined: its first line alone does not tell overloads apart."""
     if occ is None:
         return ""
-    try:
-        mtime = os.stat(occ.path).st_mtime_ns
-    except (OSError, ValueError):
-        return ""
-    lines = _source_lines(occ.path, mtime)
+    lines = source_lines(occ.path)
     if not 0 < occ.line <= len(lines):
         return ""
     text = _declaration_head(lines, occ.line - 1)

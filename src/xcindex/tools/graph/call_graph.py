@@ -18,10 +18,8 @@ answer shows becomes objects (and has its `super` calls told apart, which reads 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.graph_queries import (
@@ -35,6 +33,7 @@ from xcindex.indexstore.graph_queries import (
     written_occurrences,
 )
 from xcindex.indexstore.model import Role, is_generated_name, kind_name
+from xcindex.swift.source import source_line
 from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.resolve import resolve
 from xcindex.tools.shapes import SymbolSiteJson
@@ -363,26 +362,3 @@ def _is_super_call(occ: OccurrenceRow) -> bool:
     text = source_line(occ.path, occ.line)
     before = text.encode("utf-8")[: max(occ.column - 1, 0)].decode("utf-8", "replace").rstrip()
     return before.endswith("super.") or before.endswith("super")
-
-
-def source_line(path: str, line: int) -> str:
-    """One line of a source file as it is on disk now (files cached by modification time)."""
-    lines = _file_lines(path, _mtime(path))
-    return lines[line - 1] if 0 < line <= len(lines) else ""
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
-
-
-@lru_cache(maxsize=256)
-def _file_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
-    """A source file's lines, cached per modification time (read only, never written)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return tuple(handle.read().splitlines())
-    except OSError:
-        return ()

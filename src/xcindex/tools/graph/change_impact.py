@@ -2,7 +2,8 @@
 
 The diff comes from read-only git (`git diff -U0 <base>`, plus untracked Swift files);
 each hunk, on its old side and its new side, is mapped to the innermost declaration
-whose extent holds it (extents from swift_decls: approximate, and the answer says so).
+whose extent holds it (extents from swift/declarations.py: approximate, and the answer says
+so).
 The declarations are matched to the index's symbols by their definition line on the side
 the index was built from, and across sides by their place and name; each change is
 classified body, signature, added, removed or moved. Tests are found by reachability: a
@@ -33,10 +34,10 @@ from xcindex.swift.declarations import (
     Decl,
     innermost,
     is_blank_code,
-    mask,
     scan_declarations,
     signature_and_body,
 )
+from xcindex.swift.lexer import mask, split_lines
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, occurrence_json
@@ -169,7 +170,7 @@ class _Side:
 
     @classmethod
     def of(cls, text: str) -> _Side:
-        return cls(text.splitlines(), mask(text), scan_declarations(text))
+        return cls(split_lines(text), mask(text), scan_declarations(text))
 
 
 def _index_definitions(db: Database, path: str) -> list[tuple[OccurrenceRow, SymbolRow]]:

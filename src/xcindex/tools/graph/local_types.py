@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
-from xcindex.tools.graph.call_graph import source_line
+from xcindex.swift.source import source_line
 from xcindex.tools.shapes import LocalSubtypeJson
 
 _LOCAL_TYPE = re.compile(

@@ -3,20 +3,23 @@
 The index only knows code the compiler indexed for this platform and configuration: not
 `#if` branches it skipped, targets built only elsewhere, types declared inside function
 bodies, snippets, or a package nested in the folder. So every Swift file under the project
-root is read, each word-boundary occurrence of the old name is classified by a small Swift
-lexer (code, comment, DocC link, string literal, `@available(renamed:)`), and whatever no
-range of the plan covers is reported: code as a site the plan cannot prove, the rest as
-optional text edits. Code where the index records another symbol is proven unrelated.
+root is read, each word-boundary occurrence of the old name is classified by where the
+Swift lexer (`swift/lexer.py`) puts it (code, an interpolation's code included; comment,
+DocC link; string or regex literal, `@available(renamed:)`), and whatever no range of the
+plan covers is reported: code as a site the plan cannot prove, the rest as optional text
+edits. Code where the index records another symbol is proven unrelated.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from xcindex.swift.lexer import Kind, blank_bytes, byte_spans
 from xcindex.tools.shapes import MentionJson
 from xcindex.vocabulary import WarningCode
 
@@ -81,119 +84,38 @@ def _is_word_byte(byte: int) -> bool:
 
 
 def classify(data: bytes, name: bytes) -> list[tuple[int, str]]:
-    """(byte offset, kind) of every word-boundary occurrence of `name` in Swift source."""
+    """(byte offset, kind) of every word-boundary occurrence of `name` in Swift source:
+    `code` (an interpolation's code too), `comment` or `doc_link`, `string` (a regex
+    literal's text too) or `available_renamed`."""
+    at = data.find(name)
+    if at < 0:
+        return []
     found: list[tuple[int, str]] = []
-    n = len(data)
-    i = 0
-    # Stack of contexts: ("code", paren depth) inside interpolations, ("string", hashes, multi).
-    interpolation: list[tuple[int, int, bool]] = []  # (paren depth, hashes, multiline) to return to
-    depth = 0
-    state = "code"
-    hashes = 0
-    multiline = False
-    while i < n:
-        c = data[i]
-        if state == "code":
-            if c == 0x2F and data[i + 1 : i + 2] == b"/":  # line comment
-                end = data.find(b"\n", i)
-                end = n if end < 0 else end
-                found.extend(_in_comment(data, i, end, name))
-                i = end
-                continue
-            if c == 0x2F and data[i + 1 : i + 2] == b"*":  # block comment, nested
-                end = _block_comment_end(data, i)
-                found.extend(_in_comment(data, i, end, name))
-                i = end
-                continue
-            if c == 0x22 or (c == 0x23 and _raw_string_start(data, i)):  # a string literal
-                hashes = 0
-                while data[i : i + 1] == b"#":
-                    hashes += 1
-                    i += 1
-                multiline = data[i : i + 3] == b'"""'
-                i += 3 if multiline else 1
-                state = "string"
-                continue
-            if c == 0x28:
-                depth += 1
-            elif c == 0x29:
-                if interpolation and depth - 1 == interpolation[-1][0]:
-                    depth, hashes, multiline = interpolation.pop()
-                    state = "string"
-                    i += 1
-                    continue
-                depth -= 1
-            if data.startswith(name, i) and _at_boundary(data, i, len(name)):
-                found.append((i, "code"))
-                i += len(name)
-                continue
-            i += 1
+    runs = byte_spans(data)
+    starts = [run.start for run in runs]
+    while at >= 0:
+        if not _at_boundary(data, at, len(name)):
+            at = data.find(name, at + 1)
             continue
-        # inside a string literal
-        closing = b'"""' if multiline else b'"'
-        closing += b"#" * hashes
-        escape = b"\\" + b"#" * hashes
-        if data.startswith(escape, i):
-            after = i + len(escape)
-            if data[after : after + 1] == b"(":
-                interpolation.append((depth, hashes, multiline))
-                depth += 1
-                state = "code"
-                i = after + 1
-                continue
-            i = after + 1
-            continue
-        if data.startswith(closing, i):
-            state = "code"
-            i += len(closing)
-            continue
-        if not multiline and c == 0x0A:
-            state = "code"  # an unterminated literal ends with its line
-            i += 1
-            continue
-        if data.startswith(name, i) and _at_boundary(data, i, len(name)):
-            line_start = data.rfind(b"\n", 0, i) + 1
-            kind = "available_renamed" if b"renamed:" in data[line_start:i] else "string"
-            found.append((i, kind))
-            i += len(name)
-            continue
-        i += 1
+        start, end, kind = runs[bisect_right(starts, at) - 1]
+        if kind is Kind.CODE or kind is Kind.INTERPOLATION:
+            found.append((at, "code"))
+        elif kind is Kind.COMMENT:
+            found.append((at, _comment_kind(data, start, end, at)))
+        elif kind is Kind.STRING:
+            line_start = data.rfind(b"\n", 0, at) + 1
+            found.append((at, "available_renamed" if b"renamed:" in data[line_start:at] else "string"))
+        # else a delimiter or an escape (`\nName`: the text holds a line break and `Name`)
+        at = data.find(name, at + len(name))
     return found
 
 
-def _raw_string_start(data: bytes, i: int) -> bool:
-    j = i
-    while data[j : j + 1] == b"#":
-        j += 1
-    return data[j : j + 1] == b'"' and (i == 0 or not _is_word_byte(data[i - 1]))
-
-
-def _block_comment_end(data: bytes, i: int) -> int:
-    level = 0
-    n = len(data)
-    while i < n:
-        if data.startswith(b"/*", i):
-            level += 1
-            i += 2
-        elif data.startswith(b"*/", i):
-            level -= 1
-            i += 2
-            if level == 0:
-                return i
-        else:
-            i += 1
-    return n
-
-
-def _in_comment(data: bytes, start: int, end: int, name: bytes) -> Iterator[tuple[int, str]]:
-    i = data.find(name, start, end)
-    while i >= 0:
-        if _at_boundary(data, i, len(name)):
-            before = data[max(start, i - 80) : i]
-            tick = before.rfind(b"``")
-            link = tick >= 0 and b" " not in before[tick:] and b"``" in data[i : min(end, i + 200)]
-            yield (i, "doc_link" if link else "comment")
-        i = data.find(name, i + len(name), end)
+def _comment_kind(data: bytes, start: int, end: int, at: int) -> str:
+    """`doc_link` inside a DocC link (``` ``name`` ```) of the comment start..end, else `comment`."""
+    before = data[max(start, at - 80) : at]
+    tick = before.rfind(b"``")
+    link = tick >= 0 and b" " not in before[tick:] and b"``" in data[at : min(end, at + 200)]
+    return "doc_link" if link else "comment"
 
 
 def _at_boundary(data: bytes, at: int, length: int) -> bool:
@@ -289,7 +211,7 @@ def local_conformances(
         except OSError:
             continue
         known = indexed_positions(os.path.realpath(path)) or set()
-        for match in _TYPE_DECLARATION.finditer(data):
+        for match in _TYPE_DECLARATION.finditer(blank_bytes(data)):  # none in a comment or literal
             line = data.count(b"\n", 0, match.start(1)) + 1
             line_start = data.rfind(b"\n", 0, match.start(1)) + 1
             if (line, match.start(1) - line_start + 1) in known:
