@@ -152,10 +152,13 @@ async def test_references_by_name_take_the_best_ranked_candidates_and_say_so(can
     async with Engine() as engine:
         for name, expected in NAMES["referencesByName"].items():
             answer = (await engine.find_references(name, index_store_path=str(canary_store))).to_json()
-            usrs = {await usr_of(engine, canary_store, key) for key in expected["symbols"]}
-            assert {s["usr"] for s in answer["symbols"]} == usrs, name
+            usrs = {key: await usr_of(engine, canary_store, key) for key in expected["symbols"]}
+            assert {s["usr"] for s in answer["symbols"]} == set(usrs.values()), name
             assert ("note" in answer) == expected["note"], name
-            assert {r["usr"] for r in answer["results"]} <= usrs
+            # Every site of every candidate, each attributed to its own symbol (hand-checked).
+            got = [(rel(r["path"]), r["line"], r["column"], r["usr"]) for r in answer["results"]]
+            want = [(path, line, column, usrs[key]) for path, line, column, key in expected["sites"]]
+            assert sorted(got) == sorted(want), name
 
 
 async def test_subclasses_of_a_conforming_class_are_conformers(canary_store: Path) -> None:
