@@ -184,7 +184,9 @@ async def test_pages_cover_the_whole_list_in_one_order(canary_store: Path) -> No
         assert "nextOffset" not in whole
         pages: list[dict[str, Any]] = []
         offset: int | None = 0
+        asked = 0
         while offset is not None:
+            asked += 1
             page = (
                 await engine.find_references(usr=usr, max_results=4, offset=offset, index_store_path=store)
             ).to_json()
@@ -193,7 +195,13 @@ async def test_pages_cover_the_whole_list_in_one_order(canary_store: Path) -> No
             offset = page.get("nextOffset")
             assert page["truncated"] is (offset is not None)
         assert pages == whole["results"]
-        assert len(pages) > 8, "at least three pages"
+        # The 12 hand-checked references, four to a page.
+        want = sorted(
+            (site["path"], site["line"], site["column"])
+            for site in load_expected("references.json")["UserService"]
+        )
+        assert sorted((rel(r["path"]), r["line"], r["column"]) for r in pages) == want
+        assert asked == 3
 
         runner = await usr_of(engine, canary_store, "NameRunner")
         everything = (await engine.find_conformances(runner, index_store_path=store)).to_json()
