@@ -15,8 +15,8 @@ import pytest
 
 from tests.conftest import CANARY, canary_path, load_expected
 from xcindex.engine import Engine
-from xcindex.tools.references import SitesAnswer
 from xcindex.indexstore.binding import IndexStore, IndexStoreError
+from xcindex.tools.references import SitesAnswer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

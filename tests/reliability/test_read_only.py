@@ -96,7 +96,8 @@ async def test_the_index_tools_write_nothing_outside_the_cache(canary_store: Pat
     places = private_places(tmp_path)
     before = snapshot(CANARY)
     store_files = {str(path.relative_to(CANARY)) for path in canary_store.rglob("*") if path.is_file()}
-    assert store_files and store_files <= set(before), "the snapshot covers the index store"
+    assert store_files, canary_store
+    assert store_files <= set(before), "the snapshot covers the index store"
     async with RawServer(env_with(places), cwd=places["cwd"]) as server:
         await server.initialize()
         answers = await every_tool(server)
