@@ -6,12 +6,14 @@ without Swift would prove nothing.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,54 @@ def build_package(package: Path) -> Path:
     )
     if result.returncode != 0:
         pytest.fail(f"swift build failed for {package}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return index_store_of(package)
+
+
+BUILD_LOCK = "xcindex-tests.lock"
+"""In a package's `.build`: held shared by every test session using the package's build in
+place, exclusively by the one building it."""
+BUILT_STAMP = "xcindex-tests.built"
+"""In a package's `.build`: touched when a test session's build of it succeeded."""
+
+
+def built_since_last_edit(package: Path) -> bool:
+    """Whether a test session built `package` after its sources last changed."""
+    stamp = package / ".build" / BUILT_STAMP
+    if not stamp.exists():
+        return False
+    sources = [package / "Package.swift", *(package / "Sources").rglob("*"), *(package / "Tests").rglob("*")]
+    return max(path.stat().st_mtime_ns for path in sources) <= stamp.stat().st_mtime_ns
+
+
+@contextmanager
+def built_in_place(package: Path) -> Iterator[Path]:
+    """`package` built in its own `.build` (its index store), and left as built while the
+    block runs, whatever other test sessions in this checkout do at the same time.
+
+    A build rewrites SwiftPM's files (`description.json`, `build.db`, output file maps)
+    even when nothing changed, so no session may build while another reads: the one that
+    gets the lock file exclusively builds, then holds it shared like the others; one that
+    finds it taken waits while a build runs, then reads along if that build is newer than
+    the sources (else it waits for every reader to end, and builds)."""
+    folder = package / ".build"
+    folder.mkdir(exist_ok=True)
+    with (folder / BUILD_LOCK).open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            if built_since_last_edit(package):
+                yield index_store_of(package)
+                return
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        store = build_package(package)
+        (folder / BUILT_STAMP).touch()
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        yield store
+
+
+def index_store_of(package: Path) -> Path:
     stores = sorted((package / ".build").glob("*-unknown-linux-gnu/debug/index/store"))
     if not stores:
         pytest.fail(f"swift build produced no index store under {package / '.build'}")
@@ -85,9 +135,12 @@ def build_package(package: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def canary_store() -> Path:
-    """The fixture's real index store, built once per session in the fixture's own .build."""
-    return build_package(CANARY)
+def canary_store() -> Iterator[Path]:
+    """The fixture's real index store, built once per session in the fixture's own .build
+    (tests compare paths with fixtures/SwiftCanary and its hand-checked answers), and kept
+    as built for the whole session (`built_in_place`)."""
+    with built_in_place(CANARY) as store:
+        yield store
 
 
 @pytest.fixture(scope="session")

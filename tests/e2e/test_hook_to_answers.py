@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import TextContent
 
-from tests.conftest import CANARY
+from tests.conftest import CANARY, load_expected
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -75,7 +75,13 @@ async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_range
         ).structured_content
         assert plan["indexFreshness"]["filesEditedThisSession"] == 1
         in_edited = [r for r in plan["ranges"] if r["path"] == str(EDITED)]
-        assert in_edited
+        # The hand-checked range in the edited file (expected/rename.json).
+        want = [
+            (r["line"], r["column"], r["endColumn"])
+            for r in load_expected("rename.json")["UserService.fetchUser(id:)"]["ranges"]
+            if r["path"] == "Sources/CanaryCore/AppDelegate.swift"
+        ]
+        assert [(r["line"], r["column"], r["endColumn"]) for r in in_edited] == want == [(13, 47, 56)]
         assert all(r["tier"] == "red-stale" and "session_edited" in r["reasons"] for r in in_edited)
         assert all(r["tier"] != "red-stale" for r in plan["ranges"] if r["path"] != str(EDITED))
 

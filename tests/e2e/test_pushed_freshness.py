@@ -22,15 +22,19 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types import ResourceUpdatedNotification, TextContent, TextResourceContents
+from mcp_types import ResourceUpdatedNotification, TextResourceContents
 
 from tests.conftest import CANARY, build_package, copy_package, swift_executable
+from tests.reliability.harness import RawServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
 XCINDEX = Path(sys.executable).parent / "xcindex"
 SETTLE_S = 3.0
 """The server's quiet period before a store change counts (EngineConfig.watch_settle_s)."""
+QUIET_S = SETTLE_S + 2
+"""How long a test listens for an update that must not come: a second one would follow the
+store's last change by the quiet period (no event marks an update that never comes)."""
 EDITED = "Sources/CanaryCore/Greeter.swift"
 
 
@@ -61,6 +65,27 @@ def server(package: Path, session_tmp: Path, backend: str, *, overlay: bool = Tr
             "XCINDEX_OVERLAY": "1" if overlay else "0",
         },
     )
+
+
+def raw_server(package: Path, session_tmp: Path, backend: str, *, overlay: bool) -> RawServer:
+    """The same server, spoken to line by line (to know when it has read a request)."""
+    parameters = server(package, session_tmp, backend, overlay=overlay)
+    assert parameters.env is not None
+    return RawServer(dict(parameters.env), ("--backend", backend), reply_within=300)
+
+
+async def heard(event: anyio.Event, within: float, what: str) -> None:
+    """Wait for `event`, failing clearly if `what` did not come within `within` seconds."""
+    with anyio.move_on_after(within) as scope:
+        await event.wait()
+    if scope.cancelled_caught:
+        pytest.fail(f"{what} did not come within {within:.0f} s")
+
+
+def unit_times(package: Path) -> dict[str, int]:
+    """The modification time of every unit file of the package's store."""
+    units = next((package / ".build").glob("*-unknown-linux-gnu/debug/index/store")) / "v5" / "units"
+    return {path.name: path.stat().st_mtime_ns for path in units.iterdir()}
 
 
 def project_uri(package: Path) -> str:
@@ -116,6 +141,16 @@ async def read_status(client: Client, uri: str) -> dict[str, Any]:
     return status
 
 
+async def ingested_status(client: Client, uri: str, within: float = 120.0) -> dict[str, Any]:
+    """The status once the server's first ingestion of the store is over: a new server's
+    status answers at once, `indexing`, while it runs (there is no event to wait on)."""
+    with anyio.move_on_after(within):
+        while (status := await read_status(client, uri))["completeness"] == "indexing":  # noqa: ASYNC110
+            await anyio.sleep(0.2)
+        return status
+    pytest.fail(f"the first ingestion of {uri} did not end within {within:.0f} s")
+
+
 async def edit_and_rebuild(package: Path) -> float:
     """Change a source file and rebuild; returns when the build ended (monotonic)."""
     with (package / EDITED).open("a", encoding="utf-8") as source:
@@ -132,25 +167,30 @@ async def test_a_rebuild_sends_exactly_one_update_and_the_status_then_shows_it(
 ) -> None:
     client, updates = legacy_client
     uri = project_uri(package)
-    before = await read_status(client, uri)
+    before = await ingested_status(client, uri)
     assert before["completeness"] == "complete"
     await subscribe(client, uri)
+    # The subscription is in place once answered (the server notes the status it reports
+    # changes from before answering). Silence is the behaviour here: a spurious update
+    # would come at the watch's first look (it polls every 0.5 s), so 1.5 s of nothing.
     await anyio.sleep(1.5)
     assert updates.uris() == [], "nothing changed, nothing to say"
 
+    units_before = unit_times(package)
     built = await edit_and_rebuild(package)
-    with anyio.move_on_after(SETTLE_S + 15):
-        await updates.first.wait()
-    await anyio.sleep(SETTLE_S + 2)  # long enough for a second update to show up, if there were one
+    rewritten = sum(1 for name, mtime in unit_times(package).items() if units_before.get(name) != mtime)
+    await heard(updates.first, SETTLE_S + 15, "the update for the rebuild")
+    await anyio.sleep(QUIET_S)  # a second update, if there were one, would come by now
     assert updates.uris() == [uri]
     assert updates.received[0][0] - built < SETTLE_S + 5
 
     after = await read_status(client, uri)
     assert after["completeness"] == "complete"
     assert after["indexMtime"] >= before["indexMtime"]
-    # The rebuild was taken in: the edited file's unit read again, or (a comment changes no
-    # index data) rewritten byte for byte and given its new time.
-    assert after["lastRefresh"]["unitsRead"] + after["lastRefresh"]["unitsUnchanged"] > 0
+    # The rebuild was taken in: every unit file it rewrote (those whose time changed on disk)
+    # read again, or (a comment changes no index data) found alike and given its new time.
+    assert rewritten > 0
+    assert after["lastRefresh"]["unitsRead"] + after["lastRefresh"]["unitsUnchanged"] == rewritten
 
 
 async def test_a_listen_stream_hears_the_rebuild_once_on_the_2026_protocol(
@@ -161,15 +201,18 @@ async def test_a_listen_stream_hears_the_rebuild_once_on_the_2026_protocol(
         async with client.listen(resource_subscriptions=[uri]) as subscription:
             assert subscription.honored.resource_subscriptions == [uri]
             events: list[Any] = []
+            first = anyio.Event()
 
             async def collect() -> None:
                 async for event in subscription:
                     events.append(event)
+                    first.set()
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(collect)
                 await edit_and_rebuild(package)
-                await anyio.sleep(2 * SETTLE_S + 2)
+                await heard(first, SETTLE_S + 15, "the event for the rebuild")
+                await anyio.sleep(QUIET_S)  # a second event, if there were one, would come by now
                 tg.cancel_scope.cancel()
         assert [event.uri for event in events] == [uri]
         assert (await read_status(client, uri))["completeness"] == "complete"
@@ -179,8 +222,7 @@ async def test_an_edit_recorded_by_the_hook_is_an_update_of_the_projects_status(
     legacy_client: tuple[Client, Updates], package: Path, session_tmp: Path
 ) -> None:
     client, updates = legacy_client
-    await subscribe(client, "xcindex://status")
-    await anyio.sleep(1.0)
+    await subscribe(client, "xcindex://status")  # in place once answered
     edited = package / "Sources/CanaryCore/Box.swift"
     payload = json.dumps(
         {"tool_name": "Edit", "tool_input": {"file_path": str(edited)}, "cwd": str(package)}
@@ -193,8 +235,7 @@ async def test_an_edit_recorded_by_the_hook_is_an_update_of_the_projects_status(
     )
     assert b"was edited" in hook.stdout
     recorded = time.monotonic()
-    with anyio.move_on_after(10):
-        await updates.first.wait()
+    await heard(updates.first, 10, "the update for the recorded edit")
     assert updates.uris() == ["xcindex://status"]
     assert updates.received[0][0] - recorded < SETTLE_S  # at once, not after a quiet period
     status = await read_status(client, "xcindex://status")
@@ -232,45 +273,43 @@ async def test_wait_for_fresh_returns_when_the_rebuild_covers_the_files(
     package: Path, session_tmp: Path, anyio_backend: str
 ) -> None:
     # Without the freshness overlay, which would make the edited file fresh at once (the
-    # next test): here only the rebuild can.
-    async with Client(
-        server(package, session_tmp, anyio_backend, overlay=False), mode="legacy", read_timeout_seconds=300
-    ) as client:
+    # next test): here only the rebuild can. Spoken to line by line, so that the rebuild
+    # starts only once the server has read the waiting call.
+    async with raw_server(package, session_tmp, anyio_backend, overlay=False) as client:
+        await client.initialize()
         await _wait_for_the_rebuild(client, package)
 
 
-async def _wait_for_the_rebuild(client: Client, package: Path) -> None:
+async def _wait_for_the_rebuild(client: RawServer, package: Path) -> None:
     edited = str(package / EDITED)
     where = {"projectPath": str(package)}
     with (package / EDITED).open("a", encoding="utf-8") as source:
         source.write(f"// edited at {time.time()}\n")
 
     early = await client.call_tool("wait_for_fresh", {"files": [edited], "timeoutSeconds": 1, **where})
-    assert not early.is_error
-    assert early.structured_content["timedOut"] is True
-    assert early.structured_content["files"] == [{"path": edited, "state": "stale", "sessionEdited": False}]
-    [text] = early.content
-    assert isinstance(text, TextContent)
-    assert text.text.startswith("Timed out after 1.")
+    assert not early.get("isError")
+    assert early["structuredContent"]["timedOut"] is True
+    assert early["structuredContent"]["files"] == [{"path": edited, "state": "stale", "sessionEdited": False}]
+    [text] = early["content"]
+    assert text["type"] == "text"
+    assert text["text"].startswith("Timed out after 1.")
 
-    results: list[Any] = []
-
-    async def wait() -> None:
-        started = time.monotonic()
-        results.append(
-            await client.call_tool("wait_for_fresh", {"files": [edited], "timeoutSeconds": 300, **where})
-        )
-        results.append(time.monotonic() - started)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(wait)
-        await anyio.sleep(0.5)
-        await anyio.run_process(
-            [swift_executable(), "build", "--build-tests", "--package-path", str(package)], check=True
-        )
-    answer, waited = results
-    assert answer.structured_content["fresh"] is True
-    assert answer.structured_content["timedOut"] is False
+    waiting = await client.start_tool_call(
+        "wait_for_fresh", {"files": [edited], "timeoutSeconds": 300, **where}
+    )
+    started = time.monotonic()
+    # The server reads its input in order and starts each call as it reads it: once the
+    # ping after it is answered, the waiting call is in.
+    await client.send({"jsonrpc": "2.0", "id": "in", "method": "ping"})
+    while (message := await client.receive()).get("id") != "in" or "method" in message:
+        assert message.get("id") != waiting, f"wait_for_fresh answered before the rebuild: {message}"
+    await anyio.run_process(
+        [swift_executable(), "build", "--build-tests", "--package-path", str(package)], check=True
+    )
+    answer = (await client.response_to(waiting))["result"]["structuredContent"]
+    waited = time.monotonic() - started
+    assert answer["fresh"] is True
+    assert answer["timedOut"] is False
     assert waited < 120
 
     missing = str(package / "Sources/CanaryCore/NotThere.swift")
@@ -279,14 +318,13 @@ async def _wait_for_the_rebuild(client: Client, package: Path) -> None:
     mixed = await client.call_tool(
         "wait_for_fresh", {"files": [missing, str(new)], "timeoutSeconds": 0, **where}
     )
-    states = {f["path"]: f["state"] for f in mixed.structured_content["files"]}
+    states = {f["path"]: f["state"] for f in mixed["structuredContent"]["files"]}
     assert states == {missing: "missing", str(new): "not_indexed"}
     new.unlink()
 
     relative = await client.call_tool("wait_for_fresh", {"files": ["Sources/A.swift"], **where})
-    assert relative.is_error
-    assert isinstance(relative.content[0], TextContent)
-    assert relative.content[0].text == "Error: 'files' must be absolute paths; got 'Sources/A.swift'."
+    assert relative["isError"] is True
+    assert relative["content"][0]["text"] == "Error: 'files' must be absolute paths; got 'Sources/A.swift'."
 
 
 async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
@@ -295,9 +333,8 @@ async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
     client, updates = legacy_client
     where = {"projectPath": str(package)}
     uri = project_uri(package)
-    assert (await read_status(client, uri))["completeness"] == "complete"
-    await subscribe(client, uri)
-    await anyio.sleep(1.0)
+    assert (await ingested_status(client, uri))["completeness"] == "complete"
+    await subscribe(client, uri)  # in place once answered
     edited = package / "Sources/CanaryCore/Box.swift"
     original = edited.read_text(encoding="utf-8")
     try:
@@ -313,8 +350,7 @@ async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
         )
         # The ledger's edit is one update at once; the overlay landing in the background
         # (after its quiet period) is another, with nobody asking.
-        with anyio.move_on_after(60):
-            await updates.second.wait()
+        await heard(updates.second, 60, "the second update (the overlay landing)")
         assert updates.uris() == [uri, uri]
         status = await read_status(client, uri)
         assert status["overlayFiles"] == [str(edited)]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
 
 from tests.conftest import CANARY
 
@@ -55,8 +56,11 @@ async def test_every_tool_call_is_one_json_event_with_what_debugging_needs(
     ok = calls[0]
     assert ok["args"] == {"symbolName": "UserService", "projectPath": str(CANARY)}
     assert ok["duration_ms"] > 0
-    assert ok["result_chars"] > 100
-    assert 0 < ok["result_tokens"] < 5000
+    # The size of what the client received: text plus structured content, a token per 4 characters.
+    [content] = found.content
+    assert isinstance(content, TextContent)
+    received = len(content.text) + len(json.dumps(found.structured_content, ensure_ascii=False))
+    assert (ok["result_chars"], ok["result_tokens"]) == (received, received // 4)
     assert ok["completeness"] == "complete"
     assert ok["warning_codes"] == []
     assert ok["truncated"] is False

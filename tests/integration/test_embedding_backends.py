@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 
+from tests.conftest import canary_path, load_expected
 from xcindex.engine import Engine
 
 pytestmark = pytest.mark.toolchain
@@ -26,7 +27,12 @@ def test_asyncio_run_and_trio_run_give_the_same_answer(canary_store: Path) -> No
     from_trio = trio.run(ask, canary_store)
     assert from_asyncio == from_trio
     assert from_asyncio[0]["results"][0]["name"] == "fetchUser(id:)"
-    assert from_asyncio[1]["totalCount"] > 0
+    want = [
+        (canary_path(site["path"]), site["line"], site["column"])
+        for site in load_expected("references.json")["UserService.fetchUser(id:)"]
+    ]
+    got = [(site["path"], site["line"], site["column"]) for site in from_asyncio[1]["results"]]
+    assert (from_asyncio[1]["totalCount"], sorted(got)) == (len(want), sorted(want))
 
 
 def test_an_error_inside_the_engine_block_reaches_the_caller_unwrapped(canary_store: Path) -> None:

@@ -50,6 +50,9 @@ class Pipe:
         self._to_server, self.server_input = anyio.create_memory_object_stream[str](1000)
         self.server_output, self._from_server = anyio.create_memory_object_stream[str](1000)
         self.notifications: list[dict[str, Any]] = []
+        self.other_answers: list[str] = []
+        """Answers that came while `answer_to` waited for another."""
+        self.sync = 0
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self.server_input
@@ -64,7 +67,7 @@ class Pipe:
         await self._to_server.send(message if isinstance(message, str) else json.dumps(message) + "\n")
 
     async def answer_to(self, request_id: int | str) -> str:
-        """The raw line answering `request_id`; notifications meanwhile are kept."""
+        """The raw line answering `request_id`; notifications and other answers meanwhile are kept."""
         with anyio.fail_after(REPLY_WITHIN):
             async for line in self._from_server:
                 message = json.loads(line)
@@ -72,7 +75,20 @@ class Pipe:
                     self.notifications.append(message)
                 elif message.get("id") == request_id:
                     return line
+                else:
+                    self.other_answers.append(line)
         raise AssertionError(f"the server ended without answering {request_id!r}")
+
+    async def read_up_to(self, modern: bool) -> None:
+        """Return once the server has read every line sent so far: it reads its input in
+        order and starts each call as it reads it, so a request answered at once (`ping`;
+        `tools/list` on 2026-07-28) sent now is answered only after the lines before it
+        were taken in (what answers them meanwhile is kept in `other_answers`)."""
+        self.sync += 1
+        await self.send(
+            request(f"sync-{self.sync}", "ping" if not modern else "tools/list", modern=modern)[0]
+        )
+        await self.answer_to(f"sync-{self.sync}")
 
     def close(self) -> None:
         for stream in (self._to_server, self.server_input, self.server_output, self._from_server):
@@ -256,12 +272,12 @@ async def test_a_cancelled_call_is_never_answered(
                 if answer_id is not None:
                     await pipe.answer_to(answer_id)
             await pipe.send(call(5, "find_symbol", {"symbolName": "UserService", **WHERE}, modern=modern)[0])
-            await anyio.sleep(0.5)
+            await pipe.read_up_to(modern)
             await pipe.send(cancel)
             await pipe.send(request(6, "tools/list", modern=modern)[0])
             assert json.loads(await pipe.answer_to(6))["result"]["tools"]
-            rest = await pipe.end()
-        assert all(json.loads(line).get("id") != 5 for line in rest), (path, rest)
+            rest = [*pipe.other_answers, *await pipe.end()]
+        assert all(str(json.loads(line).get("id")) != "5" for line in rest), (path, rest)
     assert handovers(caplog) == []
 
 
@@ -278,7 +294,7 @@ async def test_a_call_running_at_eof_is_answered_connection_closed(
                 if answer_id is not None:
                     await pipe.answer_to(answer_id)
             await pipe.send(call(5, "find_symbol", {"symbolName": "UserService", **WHERE}, modern=modern)[0])
-            await anyio.sleep(0.5)
+            await pipe.read_up_to(modern)
             ends[path] = await pipe.end()
     assert (
         ends[FRONT]
@@ -393,7 +409,7 @@ async def test_a_call_in_flight_at_the_handover_finishes_on_its_own_or_hears_its
                     await pipe.answer_to(answer_id)
             async with engine._core.holding_index(project_path=str(CANARY)):
                 await pipe.send(question)
-                await anyio.sleep(0.5)
+                await pipe.read_up_to(modern)
                 await pipe.send(request(6, "resources/list", modern=modern)[0])
                 listed = await pipe.answer_to(6)
                 if cancelled:
@@ -403,8 +419,8 @@ async def test_a_call_in_flight_at_the_handover_finishes_on_its_own_or_hears_its
                     await pipe.send(request(7, "ping" if not modern else "tools/list", modern=modern)[0])
                     await pipe.answer_to(7)
             answers = [listed] if cancelled else [listed, await pipe.answer_to(5)]
-            rest = await pipe.end()
-        assert all(json.loads(line).get("id") != 5 for line in rest), (path, rest)
+            rest = [*pipe.other_answers, *await pipe.end()]
+        assert all(str(json.loads(line).get("id")) != "5" for line in rest), (path, rest)
         seen[path] = answers
     assert seen[FRONT] == seen[SDK]
     [handover] = handovers(caplog)

@@ -13,10 +13,12 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import CANARY
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -423,17 +425,30 @@ def _version() -> str:
 
 
 HEAVY = ("anyio", "trio", "mcp", "cffi", "structlog", "lsprotocol", "pydantic")
+EVERY_EDIT_AVOIDS = ("json", "dataclasses", "hashlib", "typing")
+"""Standard modules the hooks run on every edit and every search (post-tool-use,
+pre-tool-use) do without: they read and write JSON with `hooks.input`/`hooks.output`, and
+the ledger's records with `_record`."""
+SESSION_START_AVOIDS = ("json", "hashlib", "typing")
+"""session-start (once a session) locates the index, and `project.locate`'s Location is a
+dataclass: 13 ms of dataclasses' imports, once, not on every edit."""
+
+
+def top_level(modules: Iterable[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
 
 
 def test_the_hooks_are_import_light(project: Path, tmpdir: Path) -> None:
-    """Running every hook in one interpreter loads none of the heavy dependencies."""
+    """Running every hook in one interpreter loads none of the heavy dependencies, nor the
+    standard modules session-start avoids."""
+    avoided = (*HEAVY, *SESSION_START_AVOIDS)
     program = (
         "import io, sys\n"
         "from xcindex.cli.main import main\n"
         "for event in ('session-start', 'post-tool-use', 'pre-tool-use'):\n"
         "    sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
         "    assert main(['hook', event]) == 0\n"
-        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {avoided!r})\n"
         "print('HEAVY', heavy)\n"
     )
     result = subprocess.run(
@@ -448,17 +463,48 @@ def test_the_hooks_are_import_light(project: Path, tmpdir: Path) -> None:
     assert result.stdout.splitlines()[-1] == "HEAVY []"
 
 
-@pytest.mark.parametrize("event", ["session-start", "post-tool-use", "pre-tool-use"])
-def test_the_real_command_imports_nothing_heavy(project: Path, tmpdir: Path, event: str) -> None:
+def imported_by(event: str, payload: bytes, env: Mapping[str, str]) -> set[str]:
+    """What `python -m xcindex hook <event>` imports (`-X importtime`), once it has answered."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "xcindex", "hook", event],
-        input=edit_payload("Edit", str(project / "A.swift"), project),
+        input=payload,
         capture_output=True,
-        env=base_env(tmpdir, project),
+        env=env,
         timeout=60,
         check=False,
     )
     assert result.returncode == 0
+    assert b'"additionalContext"' in result.stdout, result.stdout  # the hook did its job
     imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if "|" in line}
     assert "xcindex.hooks.events" in imported
-    assert not {name for name in imported if name.split(".")[0] in HEAVY}
+    return imported
+
+
+@pytest.mark.parametrize("event", ["post-tool-use", "pre-tool-use"])
+def test_the_hooks_run_on_every_edit_and_search_import_nothing_they_can_do_without(
+    project: Path, tmpdir: Path, event: str
+) -> None:
+    payload = (
+        edit_payload("Edit", str(project / "A.swift"), project)
+        if event == "post-tool-use"
+        else grep_payload({"pattern": "fetchUser", "glob": "*.swift"}, project)
+    )
+    imported = top_level(imported_by(event, payload, base_env(tmpdir, project)))
+    assert imported & {*HEAVY, *EVERY_EDIT_AVOIDS} == set()
+
+
+SESSION_START = json.dumps(
+    {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+).encode()
+
+
+def test_session_start_without_an_index_imports_nothing_heavy(project: Path, tmpdir: Path) -> None:
+    imported = top_level(imported_by("session-start", SESSION_START, base_env(tmpdir, project)))
+    assert imported & {*HEAVY, *SESSION_START_AVOIDS} == set()
+
+
+@pytest.mark.toolchain
+def test_session_start_on_a_built_package_imports_nothing_heavy(canary_store: Path, tmpdir: Path) -> None:
+    """The whole way: the index located, its units' times and SwiftPM's build description read."""
+    imported = top_level(imported_by("session-start", SESSION_START, base_env(tmpdir, CANARY)))
+    assert imported & {*HEAVY, *SESSION_START_AVOIDS} == set()

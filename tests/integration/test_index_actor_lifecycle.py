@@ -13,10 +13,14 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.conftest import canary_source_count, load_expected
 from xcindex.engine import Engine, EngineConfig
 from xcindex.indexstore.database import database_path_for
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+# Where UserService is defined (hand-checked), the answer each actor must give.
+LINE = next(s["definitionLine"] for s in load_expected("symbols.json") if s["key"] == "UserService")
 
 
 def database_open(store: Path) -> bool:
@@ -51,15 +55,15 @@ async def a_definition_line(engine: Engine, store: Path) -> int:
 async def test_an_idle_index_actor_retires_and_answers_again(canary_store: Path, tmp_path: Path) -> None:
     config = EngineConfig(project_dir=str(tmp_path), index_idle_timeout_s=0.5)
     async with Engine(config) as engine:
-        line = await a_definition_line(engine, canary_store)
+        assert await a_definition_line(engine, canary_store) == LINE
         assert database_open(canary_store)
         await until(lambda: not database_open(canary_store))  # retired: its database closed
-        assert await a_definition_line(engine, canary_store) == line  # started again, transparently
+        assert await a_definition_line(engine, canary_store) == LINE  # started again, transparently
         assert database_open(canary_store)
         state = await engine.index_state(index_store_path=str(canary_store))
         assert state.ready
         assert state.counts is not None
-        assert state.counts.live_units > 0
+        assert state.counts.live_units == canary_source_count()  # one unit per source file
 
 
 async def test_beyond_the_bound_the_least_recently_used_index_actor_retires(
@@ -69,12 +73,12 @@ async def test_beyond_the_bound_the_least_recently_used_index_actor_retires(
     shutil.copytree(canary_store, other)
     config = EngineConfig(project_dir=str(tmp_path), max_index_actors=1)
     async with Engine(config) as engine:
-        line = await a_definition_line(engine, canary_store)
+        assert await a_definition_line(engine, canary_store) == LINE
         assert database_open(canary_store)
-        assert await a_definition_line(engine, other) == line
+        assert await a_definition_line(engine, other) == LINE
         assert database_open(other)
         assert not database_open(canary_store), "the least recently used actor retired"
-        assert await a_definition_line(engine, canary_store) == line
+        assert await a_definition_line(engine, canary_store) == LINE
         assert not database_open(other)
 
 

@@ -152,10 +152,13 @@ async def test_references_by_name_take_the_best_ranked_candidates_and_say_so(can
     async with Engine() as engine:
         for name, expected in NAMES["referencesByName"].items():
             answer = (await engine.find_references(name, index_store_path=str(canary_store))).to_json()
-            usrs = {await usr_of(engine, canary_store, key) for key in expected["symbols"]}
-            assert {s["usr"] for s in answer["symbols"]} == usrs, name
+            usrs = {key: await usr_of(engine, canary_store, key) for key in expected["symbols"]}
+            assert {s["usr"] for s in answer["symbols"]} == set(usrs.values()), name
             assert ("note" in answer) == expected["note"], name
-            assert {r["usr"] for r in answer["results"]} <= usrs
+            # Every site of every candidate, each attributed to its own symbol (hand-checked).
+            got = [(rel(r["path"]), r["line"], r["column"], r["usr"]) for r in answer["results"]]
+            want = [(path, line, column, usrs[key]) for path, line, column, key in expected["sites"]]
+            assert sorted(got) == sorted(want), name
 
 
 async def test_subclasses_of_a_conforming_class_are_conformers(canary_store: Path) -> None:
@@ -181,7 +184,9 @@ async def test_pages_cover_the_whole_list_in_one_order(canary_store: Path) -> No
         assert "nextOffset" not in whole
         pages: list[dict[str, Any]] = []
         offset: int | None = 0
+        asked = 0
         while offset is not None:
+            asked += 1
             page = (
                 await engine.find_references(usr=usr, max_results=4, offset=offset, index_store_path=store)
             ).to_json()
@@ -190,7 +195,13 @@ async def test_pages_cover_the_whole_list_in_one_order(canary_store: Path) -> No
             offset = page.get("nextOffset")
             assert page["truncated"] is (offset is not None)
         assert pages == whole["results"]
-        assert len(pages) > 8, "at least three pages"
+        # The 12 hand-checked references, four to a page.
+        want = sorted(
+            (site["path"], site["line"], site["column"])
+            for site in load_expected("references.json")["UserService"]
+        )
+        assert sorted((rel(r["path"]), r["line"], r["column"]) for r in pages) == want
+        assert asked == 3
 
         runner = await usr_of(engine, canary_store, "NameRunner")
         everything = (await engine.find_conformances(runner, index_store_path=store)).to_json()

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.conftest import CANARY
+from tests.conftest import CANARY, load_expected
 from tests.reliability.harness import (
     RawServer,
     descendants_of,
@@ -76,9 +76,10 @@ async def test_a_server_at_rest_ends_with_all_its_children(
         plan = await server.call_tool(
             "plan_rename", {"usr": symbol["usr"], "newName": "AccountService", "projectPath": str(CANARY)}
         )
-        assert plan["structuredContent"]["summary"]["green_verified"] > 0, plan["structuredContent"][
-            "warnings"
-        ]
+        renamed = load_expected("rename.json")["UserService"]  # AccountService, hand-checked
+        assert plan["structuredContent"]["summary"]["green_verified"] == len(renamed["ranges"]), plan[
+            "structuredContent"
+        ]["warnings"]
         children = descendants_of(server.pid)
         assert {"python", "sourcekit-lsp"} <= {p.comm for p in children}, names(children)
         untagged = untagged_among(children, tag)

@@ -206,3 +206,54 @@ def test_a_large_plan_renders_compactly_within_a_budget_and_pages() -> None:
     last = replace(plan, max_ranges=120, offset=240)
     assert last.to_json()["nextOffset"] is None
     assert len(last.to_json()["ranges"]) == 60
+
+
+def compact_pages(plan: RenamePlan, budget: int) -> list[tuple[str, int, str]]:
+    """Every (path, line:column, tier) the compact text lists, asking again at the offset
+    each page names until one names none."""
+    seen: list[tuple[str, int, str]] = []
+    offset: int | None = 0
+    for _ in range(len(plan.ranges) + 1):
+        if offset is None:
+            return seen
+        text = render_plan_compact(replace(plan, offset=offset), budget)
+        assert len(text) <= budget, text
+        for line in text.splitlines():
+            if line.startswith("/p/"):
+                head, sites = line.split(": ", 1)
+                path, tier = head.split(" ")
+                seen += [(path, int(site.split(":")[0]), tier) for site in sites.split(" ")]
+        footer = text.splitlines()[-1]
+        offset = int(footer.rsplit("offset=", 1)[1].rstrip(".")) if "offset=" in footer else None
+    raise AssertionError(f"paging did not end: {seen[-5:]}")
+
+
+def test_a_file_with_more_ranges_than_the_budget_holds_shows_what_fits_and_where_to_go_on() -> None:
+    plan = plan_of(*(index_range("/p/Big.swift", line, 5) for line in range(1, 301)))
+    text = render_plan_compact(plan, 1000)
+    [listed] = [line for line in text.splitlines() if line.startswith("/p/Big.swift green-indexstore: ")]
+    sites = listed.removeprefix("/p/Big.swift green-indexstore: ").split(" ")
+    assert sites == [f"{line}:5" for line in range(1, len(sites) + 1)]
+    assert len(sites) > 50, "what fits of the file is shown"
+    assert text.endswith(f"Showing ranges 0 to {len(sites) - 1} of 300: ask again with offset={len(sites)}.")
+    assert compact_pages(plan, 1000) == [("/p/Big.swift", line, "green-indexstore") for line in range(1, 301)]
+    # Not even one range fits: said plainly, never "ask again" at the same offset.
+    tiny = render_plan_compact(plan, 200)
+    assert "offset=" not in tiny
+    assert tiny.endswith(
+        "Range 0 of 300 does not fit in this text's budget: the structured content lists "
+        "this page's ranges (`ranges`, then `nextOffset`)."
+    )
+
+
+def test_paging_a_compact_plan_shows_every_range_once_whatever_the_tiers() -> None:
+    """A file's ranges in several tiers are listed per tier, but paged in the plan's order:
+    no range skipped, none shown twice."""
+    tiers = [Tier.GREEN_VERIFIED, Tier.YELLOW_LSP_ONLY, Tier.GREEN_INDEXSTORE, Tier.RED_STALE]
+    ranges = [
+        index_range(f"/p/F{n}.swift", line, 5, tiers[(n + line) % len(tiers) if line % 3 else 0])
+        for n in range(4)
+        for line in range(1, 61)
+    ]
+    plan = plan_of(*ranges)
+    assert sorted(compact_pages(plan, 1200)) == sorted((r.path, r.line, str(r.tier)) for r in ranges)

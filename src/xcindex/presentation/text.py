@@ -351,44 +351,54 @@ def render_plan(plan: RenamePlan) -> str:
 
 def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     """The plan for a reader with a response budget: per file and tier, `line:column` lists
-    (reasons other than a direct reference in brackets), then the safety net's counts. What
-    does not fit is left to the next page (`offset` = the stated nextOffset)."""
+    (reasons other than a direct reference in brackets), then the safety net's counts.
+
+    The lists show the longest run of the page, in the plan's order, that fits the budget
+    (part of a file's ranges when the whole file does not fit), and the last line says at
+    which offset the rest starts: asking again from there shows every range once."""
     lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
     if plan.refusal is not None:
         lines.append(f"Refused ({plan.refusal.reason}): {plan.refusal.message} {plan.refusal.remediation}")
         return "\n".join(lines)
+    total = len(plan.ranges)
     counts = ", ".join(f"{count} {name}" for name, count in plan.summary().items() if count)
     lines.append(
-        f"{len(plan.ranges)} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
+        f"{total} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
     )
     lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
-    used = sum(len(line) + 1 for line in lines)
-    shown = 0
-    page = plan.shown()
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in page:
-        extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
-        groups.setdefault((r.path, str(r.tier)), []).append(
-            f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
-        )
-    for (path, tier), sites in groups.items():
-        text = f"{path} {tier}: {' '.join(sites)}"
-        if used + len(text) > budget:
-            break
-        lines.append(text)
-        used += len(text) + 1
-        shown += len(sites)
-    next_offset = plan.offset + shown if plan.offset + shown < len(plan.ranges) else None
+    tail: list[str] = []
     if plan.unproven:
-        lines.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
+        tail.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
     if plan.text_mentions:
-        lines.append(
+        tail.append(
             f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
         )
-    if next_offset is not None:
+    # Room for the lists: the budget less the other lines and the longest last line.
+    longest_footer = f"Showing ranges {total} to {total} of {total}: ask again with offset={total}."
+    room = budget - sum(len(line) + 1 for line in (*lines, *tail, longest_footer))
+    groups: dict[tuple[str, str], list[str]] = {}
+    shown = 0
+    for r in plan.shown():
+        extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
+        site = f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
+        key = (r.path, str(r.tier))
+        # A site joins its file and tier's line, or starts one.
+        cost = len(site) + 1 if key in groups else len(f"{r.path} {r.tier}: {site}") + 1
+        if cost > room:
+            break
+        room -= cost
+        groups.setdefault(key, []).append(site)
+        shown += 1
+    lines.extend(f"{path} {tier}: {' '.join(sites)}" for (path, tier), sites in groups.items())
+    lines.extend(tail)
+    end = plan.offset + shown
+    if shown == 0 and end < total:
         lines.append(
-            f"Showing ranges {plan.offset} to {next_offset - 1} of {len(plan.ranges)}: ask again with offset={next_offset}."
+            f"Range {plan.offset} of {total} does not fit in this text's budget: the structured "
+            "content lists this page's ranges (`ranges`, then `nextOffset`)."
         )
+    elif end < total:
+        lines.append(f"Showing ranges {plan.offset} to {end - 1} of {total}: ask again with offset={end}.")
     return "\n".join(lines)
 
 
