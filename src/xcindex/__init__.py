@@ -67,64 +67,34 @@ if TYPE_CHECKING:
     from xcindex.vocabulary import WarningCode as WarningCode
     from xcindex.vocabulary import XcindexError as XcindexError
 
-# Public name → (module, name there). Loaded on first use, so that `xcindex hook …` (run on
-# every edit an agent makes) stays import-light: it must not pull in anyio, mcp or cffi.
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "Engine": ("xcindex.engine", "Engine"),
-    "EngineConfig": ("xcindex.engine", "EngineConfig"),
-    "StatusVersion": ("xcindex.engine", "StatusVersion"),
-    "IndexState": ("xcindex.indexstore.state", "IndexState"),
-    "LspPoolConfig": ("xcindex.lsp.config", "LspPoolConfig"),
-    "SymbolRow": ("xcindex.indexstore.database", "SymbolRow"),
-    "OccurrenceRow": ("xcindex.indexstore.database", "OccurrenceRow"),
-    "Freshness": ("xcindex.tools.common", "Freshness"),
-    "AnswerWarning": ("xcindex.tools.common", "AnswerWarning"),
-    "FindSymbolAnswer": ("xcindex.tools.find_symbol", "FindSymbolAnswer"),
-    "SymbolMatch": ("xcindex.tools.find_symbol", "SymbolMatch"),
-    "SitesAnswer": ("xcindex.tools.references", "SitesAnswer"),
-    "Site": ("xcindex.tools.references", "Site"),
-    "DefinitionAnswer": ("xcindex.tools.references", "DefinitionAnswer"),
-    "ConformancesAnswer": ("xcindex.tools.conformances", "ConformancesAnswer"),
-    "Conformance": ("xcindex.tools.conformances", "Conformance"),
-    "BlastRadiusAnswer": ("xcindex.tools.graph.blast_radius", "BlastRadiusAnswer"),
-    "TestTarget": ("xcindex.tools.graph.blast_radius", "TestTarget"),
-    "StatusAnswer": ("xcindex.tools.status", "StatusAnswer"),
-    "FreshWaitAnswer": ("xcindex.tools.wait_for_fresh", "FreshWaitAnswer"),
-    "FileFreshness": ("xcindex.tools.wait_for_fresh", "FileFreshness"),
-    "FileState": ("xcindex.tools.wait_for_fresh", "FileState"),
-    "RenamePlan": ("xcindex.tools.rename.plan", "RenamePlan"),
-    "FindSymbolArgs": ("xcindex.tools.find_symbol", "FindSymbolArgs"),
-    "FindReferencesArgs": ("xcindex.tools.references", "FindReferencesArgs"),
-    "FindDefinitionArgs": ("xcindex.tools.references", "FindDefinitionArgs"),
-    "FindOverridesArgs": ("xcindex.tools.references", "FindOverridesArgs"),
-    "FindConformancesArgs": ("xcindex.tools.conformances", "FindConformancesArgs"),
-    "BlastRadiusArgs": ("xcindex.tools.graph.blast_radius", "BlastRadiusArgs"),
-    "StatusArgs": ("xcindex.tools.status", "StatusArgs"),
-    "WaitForFreshArgs": ("xcindex.tools.wait_for_fresh", "WaitForFreshArgs"),
-    "PlanRenameArgs": ("xcindex.tools.rename.plan", "PlanRenameArgs"),
-    "CallHierarchyAnswer": ("xcindex.tools.graph.call_hierarchy", "CallHierarchyAnswer"),
-    "CallHierarchyArgs": ("xcindex.tools.graph.call_hierarchy", "CallHierarchyArgs"),
-    "TypeHierarchyAnswer": ("xcindex.tools.graph.type_hierarchy", "TypeHierarchyAnswer"),
-    "TypeHierarchyArgs": ("xcindex.tools.graph.type_hierarchy", "TypeHierarchyArgs"),
-    "ChangeImpactAnswer": ("xcindex.tools.graph.change_impact", "ChangeImpactAnswer"),
-    "ChangeImpactArgs": ("xcindex.tools.graph.change_impact", "ChangeImpactArgs"),
-    "LocationArgs": ("xcindex.tools.arguments", "LocationArgs"),
-    "ArgumentsError": ("xcindex.tools.arguments", "ArgumentsError"),
-    "RenameRange": ("xcindex.tools.rename.plan", "RenameRange"),
-    "Refusal": ("xcindex.tools.rename.plan", "Refusal"),
-    "Tier": ("xcindex.vocabulary", "Tier"),
-    "RangeReason": ("xcindex.vocabulary", "RangeReason"),
-    "RefusalReason": ("xcindex.vocabulary", "RefusalReason"),
-    "Completeness": ("xcindex.vocabulary", "Completeness"),
-    "WarningCode": ("xcindex.vocabulary", "WarningCode"),
-    "XcindexError": ("xcindex.vocabulary", "XcindexError"),
-    "CodedError": ("xcindex.vocabulary", "CodedError"),
-}
 
-__all__ = sorted(_EXPORTS)
+def _exports() -> dict[str, tuple[str, str]]:
+    """Public name → (module, name there), read from the `TYPE_CHECKING` block above: the one
+    list, which type checkers read as it is. Read on first use only, so that `xcindex hook …`
+    (run on every edit an agent makes) stays import-light: it never pulls in anyio or mcp."""
+    import ast
+
+    with open(__file__, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    block = next(
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: (statement.module, alias.name)
+        for statement in block.body
+        if isinstance(statement, ast.ImportFrom) and statement.module
+        for alias in statement.names
+    }
+
+
+_EXPORTS: dict[str, tuple[str, str]] = {}
 
 
 def __getattr__(name: str) -> object:
+    if not _EXPORTS:
+        _EXPORTS.update(_exports())
+    if name == "__all__":
+        return sorted(_EXPORTS)
     try:
         module_name, attribute = _EXPORTS[name]
     except KeyError:
@@ -137,4 +107,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    if not _EXPORTS:
+        _EXPORTS.update(_exports())
+    return sorted(set(globals()) | set(_EXPORTS))

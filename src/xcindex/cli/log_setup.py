@@ -1,7 +1,8 @@
 """structlog set-up for the CLI and the server, never run at import time.
 
-JSON lines go to stderr (stdout is the MCP channel) or to a file; records from the
-standard library (mcp, anyio) are rendered the same way. A library user's own logging is
+JSON lines go to stderr (stdout is the MCP channel) or to a file: xcindex's own events
+(structlog event dicts carried by stdlib records, `xcindex._log`) and records from other
+libraries (mcp, anyio) are rendered by one formatter on the root handler. A library user's own logging is
 never touched: only the entry points call `configure`.
 """
 
@@ -23,12 +24,9 @@ def configure(level: str = "info", file: str | None = None) -> None:
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
-    )
+    # Library code logs through stdlib loggers wrapped by `xcindex._log` (never through a
+    # structlog configuration): the formatter below renders their events and every other
+    # library's records alike.
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[structlog.stdlib.ExtraAdder()],
         processors=[

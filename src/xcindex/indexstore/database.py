@@ -194,9 +194,6 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
         row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return str(row[0]) if row else None
 
-    def set_meta(self, key: str, value: str) -> None:
-        self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
     def known_units(self) -> dict[str, tuple[int, bytes]]:
         """Unit name → (mtime, content digest)."""
         return {
@@ -297,9 +294,6 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
             occurrences=one("SELECT count(*) FROM occurrences"),
             relations=one("SELECT count(*) FROM relations"),
         )
-
-    def integrity_ok(self) -> bool:
-        return bool(self._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
 
 
 def failure_rows(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from xcindex.indexstore.model import PARAMETER_KIND as PARAMETER_KIND
-from xcindex.indexstore.model import Property, Role, is_generated_name, usr_hash
+from xcindex.indexstore.model import Property, Role, usr_hash
 
 T = TypeVar("T")
 
@@ -277,31 +277,12 @@ class ReadSide:
             )
         ]
 
-    def live_source_files(self) -> list[str]:
-        """Every project file the live units cover: main files and the project's own
-        headers (a C target's `include/*.h`), never a system header."""
-        return [
-            str(row[0])
-            for row in self._conn.execute(
-                "SELECT DISTINCT f.path FROM unit_records ur JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-                " JOIN files f ON f.id = ur.file_id ORDER BY f.path"
-            )
-        ]
-
     def system_modules(self) -> set[str]:
         """Modules that some unit imports as system modules (the standard library, SDKs)."""
         return {
             str(row[0])
             for row in self._conn.execute("SELECT DISTINCT module FROM unit_units WHERE is_system = 1")
         }
-
-    def unit_of_file(self, path: str) -> tuple[str, int, bool] | None:
-        row = self._conn.execute(
-            "SELECT u.module, u.mtime_ns, u.is_test FROM units u JOIN files f ON f.id = u.main_file_id"
-            " WHERE u.live = 1 AND f.path = ?",
-            (path,),
-        ).fetchone()
-        return (str(row[0]), int(row[1]), bool(row[2])) if row else None
 
     def test_symbols(self) -> list[tuple[str, SymbolRow, int]]:
         """Definitions of UNITTEST-marked symbols (test classes and methods): (path, symbol,
@@ -318,25 +299,6 @@ class ReadSide:
             )
         ]
 
-    def declared_symbol_ids(self, paths: Sequence[str]) -> list[int]:
-        """Symbols the files declare in their source: definitions and declarations that are
-        not implicit, not parameters, not locals. Filtered in SQL: on a hub file's dependents
-        this runs over every occurrence of hundreds of files."""
-        found: set[int] = set()
-        written = int(Role.DEFINITION | Role.DECLARATION)
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
-            for symbol_id, name in self._conn.execute(
-                "SELECT DISTINCT s.id, s.name"
-                + _LIVE_SYMBOLS_IN_FILES
-                + f" WHERE f.path IN ({marks}) AND (o.roles & ?) != 0 AND (o.roles & ?) = 0"
-                " AND s.kind != ? AND (s.properties & ?) = 0",
-                (*chunk, written, int(Role.IMPLICIT), PARAMETER_KIND, int(Property.LOCAL)),
-            ):
-                if not is_generated_name(str(name)):
-                    found.add(int(symbol_id))
-        return sorted(found)
-
 
 RECORD_OCCURRENCES = (
     " JOIN records rr ON rr.id = {record}"
@@ -344,15 +306,3 @@ RECORD_OCCURRENCES = (
 )
 """The occurrences (o) of a record: its contiguous id range (see the schema), a rowid range
 scan, where an index of occurrences by record cost a fifth of the database."""
-
-_LIVE_SYMBOLS_IN_FILES = (
-    " FROM files f JOIN unit_records ur ON ur.file_id = f.id"
-    " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-    + RECORD_OCCURRENCES.format(record="ur.record_id")
-    + " JOIN symbols s ON s.id = o.symbol_id"
-)
-"""Occurrences (o) and their symbols (s) in the live units' files (f): add `WHERE f.path IN …`."""
-
-
-def _chunks(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]

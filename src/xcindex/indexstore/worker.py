@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from xcindex.indexstore.binding import IndexStore, IndexStoreError, LibraryInfo, ffi
+from xcindex.indexstore.binding import IndexStore, IndexStoreError, ffi
 from xcindex.indexstore.model import ReadFailure, RecordData, UnitInfo
 
 SLOW_INGEST_ENV = "XCINDEX_TEST_SLOW_INGEST_S"
@@ -44,12 +44,6 @@ def _store(path: str) -> IndexStore:
         store = IndexStore(path)
         _open_stores[path] = store
     return store
-
-
-def library_info() -> LibraryInfo:
-    from xcindex.indexstore.binding import load_library
-
-    return load_library()[1]
 
 
 def native_ingester() -> tuple[Any, str]:

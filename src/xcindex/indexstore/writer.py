@@ -287,9 +287,6 @@ class WriteSide:
             "INSERT OR REPLACE INTO failures(name, kind, mtime_ns, message) VALUES (?,?,?,?)", failures
         )
 
-    def forget_failures(self, names: Iterable[str]) -> None:
-        self._conn.executemany("DELETE FROM failures WHERE name = ?", [(n,) for n in names])
-
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the
         build generated, such as SwiftPM's test-discovery sources under `.build/`), and it

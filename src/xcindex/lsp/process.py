@@ -1,9 +1,9 @@
 """Starting a sourcekit-lsp process so that nothing it starts outlives us.
 
 The child leads a new session, so that its helpers (builds, swiftc) can be found and
-signalled even after it has exited; on Linux it also dies with this process (a small
-wrapper leaves a watchdog that kills it when the server is gone, then exec's it). Not actor logic: the LSP actor owns a
-child started here, and tests substitute in-memory children through `Launcher`.
+signalled even after it has exited; on Linux it also dies with this process (`lsp/watchdog.py`
+leaves a watchdog that kills it when the server is gone, then exec's it). Not actor logic: the
+LSP actor owns a child started here, and tests substitute in-memory children through `Launcher`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Protocol, TypeAlias
 import anyio
 import anyio.to_thread
 from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, Process
+
+from xcindex.lsp import watchdog
 
 
 class LspChild(Protocol):
@@ -124,46 +126,6 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
-_DIE_WITH_PARENT = """
-import os, signal, sys
-server = int(sys.argv[1])
-if os.getppid() != server:
-    sys.exit(1)  # the server died before we got here
-lsp = os.getpid()
-if os.fork() == 0:
-    # The watchdog: dies with sourcekit-lsp (PR_SET_PDEATHSIG, relative to the thread that
-    # forked it, which becomes sourcekit-lsp's own), and SIGKILLs it once the server is gone.
-    try:
-        import ctypes
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() == lsp:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)  # never hold sourcekit-lsp's pipes open
-            try:
-                import select
-                select.select([os.pidfd_open(server)], [], [])
-            except (AttributeError, OSError):
-                import time
-                while True:
-                    try:
-                        os.kill(server, 0)
-                    except ProcessLookupError:
-                        break
-                    time.sleep(0.5)
-            os.kill(lsp, signal.SIGKILL)
-    finally:
-        os._exit(0)
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
-"""Run before exec'ing sourcekit-lsp on Linux, so that a SIGKILLed server (no chance to stop
-its children) does not leave it running, instead of trusting it to notice that its stdin
-closed (under load it sometimes did not within 20 s). Not PR_SET_PDEATHSIG on sourcekit-lsp
-itself: that fires when the *thread* that started it exits, and trio starts processes from
-worker threads that exit after 10 s idle (every child died 10 s after launch). A watchdog
-process waits on the server's pidfd instead, and dies with sourcekit-lsp."""
-
-
 def _check_executable(program: str) -> None:
     """Refuse what exec would refuse, here in the parent, where it is a launch failure (the
     exec itself now happens in the child, after the wrapper above)."""
@@ -180,6 +142,6 @@ async def launch_process(command: Sequence[str], cwd: Path) -> LspChild:
     argv = list(command)
     if sys.platform == "linux":
         await anyio.to_thread.run_sync(_check_executable, argv[0])
-        argv = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+        argv = [sys.executable, watchdog.__file__, str(os.getpid()), *argv]
     process = await anyio.open_process(argv, cwd=cwd, start_new_session=True)
     return _ProcessChild(process)

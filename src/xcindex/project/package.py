@@ -57,10 +57,6 @@ class PackageDescription:
         owner = self.target_of(path)
         return owner is not None and owner.kind == "test"
 
-    @property
-    def test_targets(self) -> tuple[PackageTarget, ...]:
-        return tuple(t for t in self.targets if t.kind == "test")
-
     def dependents(self, name: str) -> set[str]:
         """Targets that depend on `name`, transitively."""
         found: set[str] = set()

@@ -31,10 +31,6 @@ def records_dir(store: Path) -> Path:
     return store / FORMAT_DIR / "records"
 
 
-def record_path(store: Path, name: str) -> Path:
-    return records_dir(store) / name[-2:] / name
-
-
 def is_store(path: Path) -> bool:
     return units_dir(path).is_dir()
 

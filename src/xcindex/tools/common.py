@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Property, Role, kind_name, language_name, role_names
+from xcindex.indexstore.model import Role, role_names
 from xcindex.tools.budget import VERDICT_LISTED
-from xcindex.tools.shapes import OccurrenceJson, SymbolJson, VerdictJson, WarningJson
+from xcindex.tools.shapes import OccurrenceJson, VerdictJson, WarningJson
 from xcindex.vocabulary import Completeness, WarningCode
 
 
@@ -160,21 +160,6 @@ def canonical_occurrence(occurrences: Iterable[OccurrenceRow]) -> OccurrenceRow 
         ):
             best, best_rank = occ, rank
     return best
-
-
-def is_local(symbol: SymbolRow) -> bool:
-    return bool(symbol.properties & Property.LOCAL)
-
-
-def symbol_json(symbol: SymbolRow, definition: OccurrenceRow) -> SymbolJson:
-    return {
-        "usr": symbol.usr,
-        "name": symbol.name,
-        "kind": kind_name(symbol.kind),
-        "language": language_name(symbol.language),
-        "definitionPath": definition.path,
-        "definitionLine": definition.line,
-    }
 
 
 def occurrence_json(symbol: SymbolRow, occ: OccurrenceRow) -> OccurrenceJson:

@@ -109,13 +109,6 @@ SWIFT_KEYWORDS = frozenset(
     ]
 )
 
-_TIER_ORDER = {
-    Tier.RED_STALE: 0,
-    Tier.YELLOW_DISAGREEMENT: 1,
-    Tier.YELLOW_LSP_ONLY: 2,
-    Tier.GREEN_INDEXSTORE: 3,
-    Tier.GREEN_VERIFIED: 4,
-}
 _SUMMARY_KEYS = {
     Tier.GREEN_VERIFIED: "green_verified",
     Tier.GREEN_INDEXSTORE: "green_indexstore",
@@ -670,10 +663,6 @@ def _sdk_refusal(name: str, why: str) -> Refusal:
 
 def with_warnings(plan: RenamePlan, warnings: Iterable[tuple[WarningCode, str]]) -> RenamePlan:
     return replace(plan, warnings=plan.warnings + tuple(warnings))
-
-
-def tier_rank(tier: Tier) -> int:
-    return _TIER_ORDER[tier]
 
 
 class PlanRenameArgs(LocationArgs):
