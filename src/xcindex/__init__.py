@@ -88,6 +88,7 @@ def _exports() -> dict[str, tuple[str, str]]:
 
 
 _EXPORTS: dict[str, tuple[str, str]] = {}
+__all__: list[str]  # made on first use by __getattr__, from the block above
 
 
 def __getattr__(name: str) -> object:
