@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import TextContent
 
 from tests.conftest import CANARY, load_expected
+from tests.truth.store_dump import live
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -30,6 +32,13 @@ def session_env(tmp_path: Path) -> dict[str, str]:
         "TMPDIR": f"{tmp_path}/",
         "CLAUDE_PROJECT_DIR": str(CANARY),
     }
+
+
+def indexed_mtime(path: Path) -> int:
+    """When the fixture's build wrote the unit of `path` (the newest unit naming it), read
+    with the independent dump of the store."""
+    store = next((CANARY / ".build").glob("*-unknown-linux-gnu/debug/index/store"))
+    return max(unit.mtime_ns for unit in live(store).units if unit.main_file == str(path))
 
 
 def hook(event: str, payload: dict[str, Any] | None, env: dict[str, str]) -> str:
@@ -47,7 +56,17 @@ def hook(event: str, payload: dict[str, Any] | None, env: dict[str, str]) -> str
 
 
 async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_ranges_red(tmp_path: Path) -> None:
-    env = session_env(tmp_path)
+    # The overlay off: the edit stays unindexed, as when the compiler cannot re-index it.
+    env = {**session_env(tmp_path), "XCINDEX_OVERLAY": "0"}
+    indexed = EDITED.stat()
+    os.utime(EDITED, ns=(indexed.st_atime_ns, time.time_ns()))  # the edit: the file is newer than its unit
+    try:
+        await _edited_then_rebuilt(env, tmp_path)
+    finally:
+        os.utime(EDITED, ns=(indexed.st_atime_ns, indexed.st_mtime_ns))
+
+
+async def _edited_then_rebuilt(env: dict[str, str], tmp_path: Path) -> None:
     hook("session-start", None, env)
     note = hook(
         "post-tool-use",
@@ -89,11 +108,20 @@ async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_range
         assert status["sessionEditedFiles"] == [str(EDITED)]
         assert status["completeness"] == "stale"
 
-        # A new session clears the ledger: the same server's next answer is complete again.
-        hook("session-start", None, env)
+        # Rebuilt after the edit (its unit is newer than the file again): the ledger still
+        # lists the file, and no answer calls it edited or stale any more.
+        os.utime(EDITED, ns=(EDITED.stat().st_atime_ns, indexed_mtime(EDITED) - 1))
         again = await client.call_tool("find_references", {"usr": usr, **where})
         assert again.structured_content["completeness"] == "complete"
         assert again.structured_content["sessionEditedFiles"] == []
+        status = (await client.call_tool("status", where)).structured_content
+        assert status["sessionEditedFiles"] == []
+        assert status["completeness"] == "complete"
+
+        # A new session clears the ledger: answers stay complete.
+        hook("session-start", None, env)
+        again = await client.call_tool("find_references", {"usr": usr, **where})
+        assert again.structured_content["completeness"] == "complete"
 
         # An edit in another project is that project's business: this index stays complete.
         elsewhere = tmp_path / "Other" / "Sources" / "Other.swift"

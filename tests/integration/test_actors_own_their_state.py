@@ -17,6 +17,7 @@ from xcindex.actors.index import IndexActor
 from xcindex.actors.ledger import LedgerActor
 from xcindex.actors.lsp_child import LspActor
 from xcindex.engine import Engine, EngineConfig
+from xcindex.overlay.changes import ChangeTracker, WatchedTree
 from xcindex.overlay.runner import OverlaySchedule
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
@@ -39,7 +40,9 @@ async def test_the_index_actor_the_ledger_and_sourcekit_lsp_change_their_state_i
     config = EngineConfig(
         project_dir=str(tmp_path), first_answer_wait_s=0.0, index_idle_timeout_s=1.0, overlay_debounce_s=0.1
     )
-    with record_writes(monkeypatch, IndexActor, LedgerActor, LspActor, parts=(OverlaySchedule,)) as writes:
+    with record_writes(
+        monkeypatch, IndexActor, LedgerActor, LspActor, parts=(OverlaySchedule, WatchedTree, ChangeTracker)
+    ) as writes:
         async with Engine(config) as engine:
             # Questions during the first ingestion: early answers, status, the store's version.
             async with anyio.create_task_group() as tg:

@@ -38,9 +38,11 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
+from xcindex.actors.index_handle import IndexHandle
 from xcindex.actors.index_messages import (
     AnswerEarly,
     EditsSeen,
+    GetChanges,
     GetOverlay,
     GetState,
     GetStoreVersion,
@@ -58,6 +60,8 @@ from xcindex.actors.index_messages import (
     Retire,
     Served,
     ToolQuery,
+    TreeOpened,
+    TreeStirred,
     UseDatabase,
     WhileIngesting,
 )
@@ -66,12 +70,12 @@ from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns, refresh
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
+from xcindex.overlay.changes import ToClassify, WatchedTree, classify, open_tree
 from xcindex.overlay.runner import (
     Failed,
     OverlayCompiler,
     OverlayOutcome,
     OverlaySchedule,
-    OverlaySnapshot,
     after_refresh,
 )
 from xcindex.project.store_layout import units_mtime_ns
@@ -87,6 +91,11 @@ DEFAULT_OVERLAY_DEBOUNCE_S = 1.0
 """How long the session's edits of a file must have been quiet before the overlay
 re-indexes it in the background (a question about it does not wait for that)."""
 
+OVERLAY_BURST = 32
+"""Files changed at once beyond this (a checkout, a formatter over the tree) are not all
+re-indexed in the background: a build is the cheaper way; questions still re-index the
+ones they need, a few at a time, and say the rest are stale."""
+
 _OVERLAY_DUE = object()
 """What `_next_envelope` returns when the overlay has files due and no message came."""
 
@@ -101,6 +110,8 @@ class _Kind(Enum):
     CALL = "call"
     """The overlay's own use of the database (UseDatabase)."""
     HOLD = "hold"
+    CLASSIFY = "classify"
+    """Which of the project's files the index no longer describes (GetChanges)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,8 @@ class IndexActor:
         queries: the named queries it answers (the registry's index tools).
         idle_timeout: retire after this long with nothing asked and nothing in flight.
         overlay_debounce_s: the quiet period after an edit before its background overlay.
+        overlay: re-index changed files in the background (the freshness overlay); off, they
+            are only reported.
     """
 
     def __init__(
@@ -129,6 +142,8 @@ class IndexActor:
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
+        overlay: bool = True,
+        watch: bool = True,
     ) -> None:
         self.store_path = store_path
         self.workers = workers
@@ -157,8 +172,14 @@ class IndexActor:
         """Envelopes not answered yet, by `id`: closed at shutdown so no caller waits for ever."""
         self._last_activity = 0.0
         self._overlay: OverlaySchedule[Env] = OverlaySchedule(overlay_debounce_s)
+        self._overlay_on = overlay
+        self._watch_on = watch
         self._compiler = OverlayCompiler(store_path, self._db_path, workers)
         """Used by the one overlay task running at a time."""
+        self._tree = WatchedTree()
+        """The project's files: what changed without the index knowing (edited, new, gone)."""
+        self._awaiting_tree: list[Env] = []
+        """GetChanges asked before the project's roots were found (just after a first ingestion)."""
 
     def handle(self) -> IndexHandle:
         handle = self.mailbox.handle()
@@ -210,6 +231,7 @@ class IndexActor:
                 db, self._db = self._db, None
                 if db is not None:
                     await anyio.to_thread.run_sync(db.close)
+                self._tree.close()
             log.info("index_actor_stopped", store=str(self.store_path))
 
     def _handle(self, envelope: Env, tg: TaskGroup) -> None:
@@ -229,9 +251,30 @@ class IndexActor:
         elif isinstance(request, GetStoreVersion):
             self._unserved[id(envelope)] = envelope
             tg.start_soon(self._read_version, envelope)
+        elif isinstance(request, GetChanges):
+            self._take_in_watch()
+            if not self._ready.is_set() or self._tree.quiet():
+                envelope.reply_nowait(self._tree.changes)  # during a first ingestion: nothing known
+            else:
+                self._unserved[id(envelope)] = envelope
+                if self._tree.opened:
+                    self._enqueue(_Kind.CLASSIFY, envelope)
+                else:
+                    self._awaiting_tree.append(envelope)
+        elif isinstance(request, TreeStirred):
+            self._take_in_watch()
+            envelope.reply_nowait(None)
+        elif isinstance(request, TreeOpened):
+            envelope.close()
+            self._tree.open(request.watch, request.roots, request.sources)
+            if request.watch is not None:
+                tg.start_soon(self._follow_watch, request.watch.fileno())
+            for waiting in self._awaiting_tree:
+                self._enqueue(_Kind.CLASSIFY, waiting)
+            self._awaiting_tree.clear()
         elif isinstance(request, JobOver):
             envelope.close()
-            self._job_over(request)
+            self._job_over(request, tg)
         elif isinstance(request, Progress):
             envelope.close()
             self._progress = (request.done, request.total)
@@ -308,7 +351,7 @@ class IndexActor:
         job = self._jobs[0]
         if job.kind is not _Kind.FIRST_REFRESH and not self._ready.is_set():
             return  # the first ingestion is queued first; this is only reached if it is running
-        if job.kind in (_Kind.FIRST_REFRESH, _Kind.REFRESH, _Kind.QUERY, _Kind.CALL):
+        if job.kind in (_Kind.FIRST_REFRESH, _Kind.REFRESH, _Kind.QUERY, _Kind.CALL, _Kind.CLASSIFY):
             # One stat of a local folder: far cheaper than the thread hop it would take.
             current = units_mtime_ns(self.store_path)
             if job.kind is _Kind.FIRST_REFRESH or current != self._refreshed_at:
@@ -325,9 +368,12 @@ class IndexActor:
                 )
                 return
         self._running = self._jobs.popleft()
-        tg.start_soon(self._job, self._running)
+        if self._running.kind is _Kind.CLASSIFY:
+            tg.start_soon(self._classify_job, self._running, self._tree.snapshot())
+        else:
+            tg.start_soon(self._job, self._running)
 
-    def _job_over(self, report: JobOver) -> None:
+    def _job_over(self, report: JobOver, tg: TaskGroup) -> None:
         running, self._running = self._running, None
         assert running is not None
         assert running.number == report.job
@@ -351,6 +397,8 @@ class IndexActor:
                     waiting.envelope.fail_nowait(report.error)
                     self._unserved.pop(id(waiting.envelope), None)
             if running.kind is _Kind.FIRST_REFRESH:
+                tg.start_soon(self._open_tree)
+            if running.kind is _Kind.FIRST_REFRESH:
                 if report.error is not None:
                     log.warning(
                         "index_first_refresh_failed", store=str(self.store_path), error=repr(report.error)
@@ -360,6 +408,13 @@ class IndexActor:
             self._publish()
         elif running.envelope is not None:
             self._unserved.pop(id(running.envelope), None)
+        if report.classified is not None:
+            result, snapshot = report.classified
+            self._tree.classified(result, snapshot)
+            if snapshot.sweep:
+                # Files changed before anyone watched (edits made while no server ran):
+                # re-indexed in the background as the watched ones are.
+                self._overlay_soon(set(result.changes.pending))
 
     def _fail_queued(self, error: BaseException) -> None:
         """The first ingestion failed: every question that waited for it hears why."""
@@ -455,6 +510,68 @@ class IndexActor:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.mailbox.handle().tell(Served(id(envelope)))
+
+    # -- the project's files -----------------------------------------------------------------
+
+    def _take_in_watch(self) -> None:
+        """What the watch saw: touched, and the Swift files among them re-indexed soon."""
+        self._overlay_soon(self._tree.drain())
+
+    def _overlay_soon(self, paths: set[str]) -> None:
+        """Re-index changed files in the background, after the quiet period (not a burst: see
+        OVERLAY_BURST)."""
+        wanted = {path for path in paths if path.endswith(".swift")}
+        if self._overlay_on and wanted and len(wanted) <= OVERLAY_BURST:
+            self._overlay.edited(sorted(wanted), anyio.current_time())
+
+    async def _open_tree(self) -> None:
+        """Find the project's source roots and watch them (in a thread: it walks them)."""
+        me = self.mailbox.handle()
+
+        async def live_files(db: Database) -> list[str]:
+            return await anyio.to_thread.run_sync(lambda: [path for path, *_ in db.live_files()])
+
+        try:
+            sources = await anyio.to_thread.run_sync(self._compiler.source_map)
+            files: list[str] = await me.ask(UseDatabase(live_files))
+            watch, roots = await anyio.to_thread.run_sync(open_tree, sources, files, self._watch_on)
+        except Exception as error:  # answers then sweep: slower, as exact
+            log.warning("project_watch_failed", store=str(self.store_path), error=repr(error))
+            watch, roots, sources = None, (), None
+        log.info(
+            "project_watch",
+            store=str(self.store_path),
+            roots=[str(root) for root in roots],
+            folders=0 if watch is None else watch.folders,
+        )
+        with anyio.CancelScope(shield=True):
+            if not await me.tell(TreeOpened(watch, roots, sources)) and watch is not None:
+                watch.close()
+
+    async def _follow_watch(self, fd: int) -> None:
+        """Tell the loop when the watch has events (it reads them itself, as questions do)."""
+        me = self.mailbox.handle()
+        while True:
+            await anyio.wait_readable(fd)
+            await me.ask(TreeStirred())
+
+    async def _classify_job(self, job: _Job, snapshot: ToClassify) -> None:
+        envelope = job.envelope
+        assert envelope is not None
+        db = self._db
+        assert db is not None
+        outcome = JobOver(job.number)
+        try:
+            result = await anyio.to_thread.run_sync(classify, db, snapshot)
+        except Exception as error:
+            envelope.fail_nowait(error)
+        else:
+            outcome = JobOver(job.number, classified=(result, snapshot))
+            envelope.reply_nowait(result.changes)
+        finally:
+            envelope.close()
+            with anyio.CancelScope(shield=True):
+                await self.mailbox.handle().tell(outcome)
 
     # -- questions during the first ingestion -----------------------------------------------
 
@@ -587,88 +704,3 @@ async def _notify(listener: ProgressListener, done: int, total: int) -> bool:
         log.debug("progress_listener_failed", error=repr(error))
         return False
     return True
-
-
-Connect: TypeAlias = Callable[
-    [ActorHandle[IndexRequest, Any] | None], Awaitable[ActorHandle[IndexRequest, Any]]
-]
-"""The current actor's handle; given the handle of an actor that answered ActorGone, a
-new actor's (the old one retired)."""
-
-
-class IndexHandle:
-    """What the Engine holds for one store: asks its current actor, and a new one when
-    that actor has retired."""
-
-    def __init__(self, connect: Connect) -> None:
-        self._connect = connect
-
-    async def _ask(self, request: IndexRequest, *, timeout: float) -> Any:
-        handle = await self._connect(None)
-        try:
-            return await handle.ask(request, timeout=timeout)
-        except ActorGone:
-            # It retired between our lookup and our question: ask its successor, once.
-            handle = await self._connect(handle)
-            return await handle.ask(request, timeout=timeout)
-
-    async def query(
-        self,
-        fn: Callable[[Database], T],
-        *,
-        timeout: float = math.inf,
-        progress: ProgressListener | None = None,
-    ) -> T:
-        result: T = await self._ask(Query(fn, progress), timeout=timeout)
-        return result
-
-    async def ask(
-        self,
-        tool: str,
-        args: Any,
-        inputs: Any = None,
-        *,
-        timeout: float = math.inf,
-        progress: ProgressListener | None = None,
-        first_answer_wait: float = math.inf,
-    ) -> Any:
-        """The answer of the named query `tool` for `args` (and the `inputs` read for it); a
-        `WhileIngesting` if a first ingestion was still running `first_answer_wait` seconds
-        after asking."""
-        return await self._ask(ToolQuery(tool, args, progress, inputs, first_answer_wait), timeout=timeout)
-
-    async def state(self, *, timeout: float = 5.0) -> IndexState:
-        state: IndexState = await self._ask(GetState(), timeout=timeout)
-        return state
-
-    async def version(self, *, newest_write: bool = False, timeout: float = 60.0) -> StoreVersion:
-        """The store's version as it is on disk now (read by the actor, in a thread)."""
-        version: StoreVersion = await self._ask(GetStoreVersion(newest_write), timeout=timeout)
-        return version
-
-    async def refresh(self, *, timeout: float = math.inf) -> None:
-        """Wait until the actor has taken in what the store has now."""
-        await self._ask(Refresh(), timeout=timeout)
-
-    async def overlay(self, paths: tuple[str, ...], *, timeout: float = math.inf) -> list[str]:
-        """Re-index edited files into the overlay; the files that landed within `timeout`
-        (ActorTimeout after it: the work goes on in the actor)."""
-        landed: list[str] = await self._ask(Overlay(paths), timeout=timeout)
-        return landed
-
-    async def overlay_soon(self, paths: tuple[str, ...], *, timeout: float = 5.0) -> None:
-        """Start re-indexing edited files into the overlay now, without waiting for it."""
-        await self._ask(Overlay(paths, wait=False), timeout=timeout)
-
-    async def edits_seen(self, paths: tuple[str, ...], *, timeout: float = 5.0) -> None:
-        """Tell the actor the session edited `paths`: it re-indexes those of its files
-        after the debounce period, in the background."""
-        await self._ask(EditsSeen(paths), timeout=timeout)
-
-    async def overlay_state(self, *, timeout: float = 5.0) -> OverlaySnapshot:
-        snapshot: OverlaySnapshot = await self._ask(GetOverlay(), timeout=timeout)
-        return snapshot
-
-    async def hold_busy(self, release: anyio.Event, *, timeout: float = math.inf) -> None:
-        """Test-only: returns once the actor holds its database until `release` is set."""
-        await self._ask(HoldBusy(release), timeout=timeout)

@@ -11,13 +11,17 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeAlias
 
 import anyio
 
 from xcindex.indexstore.database import Counts, Database
 from xcindex.indexstore.ingest import RefreshReport
+from xcindex.overlay.arguments import SourceMap
+from xcindex.overlay.changes import Classified, ToClassify
 from xcindex.overlay.runner import OverlayOutcome
+from xcindex.project.watch import TreeWatch
 
 ProgressListener = Callable[[int, int], Awaitable[None]]
 """`(done, total)` of a first ingestion a caller waits for (its client's progress channel)."""
@@ -109,6 +113,12 @@ class GetOverlay:
 
 
 @dataclass(frozen=True)
+class GetChanges:
+    """Reply the project's `Changes` as of now: what the watch has seen is taken in first,
+    and deleted files are forgotten before any question asked after this one."""
+
+
+@dataclass(frozen=True)
 class Retire:
     """Stop if idle (nothing in flight, no ingestion): reply True, then close the database
     and stop; reply False and carry on if busy."""
@@ -134,6 +144,21 @@ class UseDatabase:
 
 
 @dataclass(frozen=True)
+class TreeStirred:
+    """From the actor's watch task: the project's watch has events to read. Replies None
+    once they are taken in."""
+
+
+@dataclass(frozen=True)
+class TreeOpened:
+    """From the actor's own task: the project's watch (None: sweeps only) and its roots."""
+
+    watch: TreeWatch | None
+    roots: tuple[Path, ...]
+    sources: SourceMap | None
+
+
+@dataclass(frozen=True)
 class Refreshed:
     """What a refresh found, for the loop to take in (None fields: the refresh failed)."""
 
@@ -147,11 +172,13 @@ class Refreshed:
 @dataclass(frozen=True)
 class JobOver:
     """A database job has ended; `refreshed` when it was a refresh that succeeded, `error`
-    when a refresh failed (the job waiting for it is answered with the error)."""
+    when a refresh failed (the job waiting for it is answered with the error), `classified`
+    when it classified the project's changes (with the snapshot it classified)."""
 
     job: int
     refreshed: Refreshed | None = None
     error: BaseException | None = None
+    classified: tuple[Classified, ToClassify] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,9 +228,12 @@ IndexRequest: TypeAlias = (
     | Overlay
     | EditsSeen
     | GetOverlay
+    | GetChanges
     | Retire
     | HoldBusy
     | UseDatabase
+    | TreeStirred
+    | TreeOpened
     | JobOver
     | Progress
     | Served

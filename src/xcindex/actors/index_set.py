@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor, IndexHandle
+from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor
+from xcindex.actors.index_handle import IndexHandle
 from xcindex.actors.index_messages import IndexRequest, Retire
 from xcindex.actors.mailbox import ActorHandle
 from xcindex.indexstore.database import Database
@@ -49,9 +50,13 @@ class IndexActors:
         idle_timeout: float,
         queries: Mapping[str, Callable[[Database, Any, Any], Any]] | None = None,
         overlay_debounce_s: float = DEFAULT_OVERLAY_DEBOUNCE_S,
+        overlay: bool = True,
+        watch: bool = True,
     ) -> None:
         self.workers = workers
         self.overlay_debounce_s = overlay_debounce_s
+        self.overlay = overlay
+        self.watch = watch
         self.queries = queries
         self.max_actors = max(1, max_actors)
         self.idle_timeout = idle_timeout
@@ -99,6 +104,8 @@ class IndexActors:
             self.queries,
             idle_timeout=self.idle_timeout,
             overlay_debounce_s=self.overlay_debounce_s,
+            overlay=self.overlay,
+            watch=self.watch,
         )
         entry = _Entry(actor, actor.mailbox.handle())
         await self.task_group.start(self._run, entry)

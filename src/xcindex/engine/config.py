@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from xcindex.project.ledger import OVERLAY_ENV
 
+WATCH_ENV = "XCINDEX_WATCH"
+
 if TYPE_CHECKING:
     from xcindex.actors.index_messages import ProgressListener
     from xcindex.lsp.config import LspPoolConfig
@@ -57,6 +59,10 @@ class EngineConfig:
     overlay: bool = field(default_factory=lambda: os.environ.get(OVERLAY_ENV, "1") != "0")
     """Re-index files edited since the last build on their own (the freshness overlay), so
     that answers about them are fresh without a build. On unless XCINDEX_OVERLAY=0."""
+    watch: bool = field(default_factory=lambda: os.environ.get(WATCH_ENV, "1") != "0")
+    """Follow the project's folders with a watch (inotify, on Linux) so that each question
+    knows what changed at once; off (XCINDEX_WATCH=0), or where there is none, each question
+    sweeps the project's Swift files instead (docs/tools.md, "Freshness")."""
     overlay_wait_s: float = 3.0
     """How long a query waits for the overlay of the files it names; past it, the answer
     keeps its stale labels (the overlay lands for the next question)."""

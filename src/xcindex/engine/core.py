@@ -22,7 +22,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
-from xcindex.actors.index import IndexHandle
+from xcindex.actors.index_handle import IndexHandle
 from xcindex.actors.index_messages import WhileIngesting
 from xcindex.actors.index_set import IndexActors
 from xcindex.actors.ledger import LedgerActor, LedgerHandle
@@ -36,6 +36,7 @@ from xcindex.engine.config import (
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
+from xcindex.overlay.changes import Changes
 from xcindex.overlay.runner import OverlaySnapshot
 from xcindex.project.locate import Location, locate
 from xcindex.project.store_layout import units_dir
@@ -144,6 +145,8 @@ class EngineCore:
             idle_timeout=self.config.index_idle_timeout_s,
             queries=INDEX_QUERIES,
             overlay_debounce_s=self.config.overlay_debounce_s,
+            overlay=self.config.overlay,
+            watch=self.config.watch,
         )
         self._ledger: LedgerHandle | None = None
         self._lsp: LspPool | None = None
@@ -329,23 +332,61 @@ class EngineCore:
         # The overlay is off for an index built elsewhere: the compiler arguments it would use
         # (the build description) name the other folder's files, not this one's.
         overlay = self.config.overlay and elsewhere is None
+        changes = Changes()
+        if during is None and elsewhere is None:
+            # What changed in the project without the index knowing, whoever changed it: a
+            # deleted file is forgotten now (ask again), edited and new ones are this answer's.
+            changes = await handle.changes(timeout=self.config.query_timeout_s)
+            if changes.gone:
+                answer = await ask()
         edited = await self.edited_files()
         named_edited = (
             await anyio.to_thread.run_sync(edited_among, answer.named_paths(), edited) if edited else []
         )
+        # A session edit counts while the file is newer than its unit: a build after it ends it.
+        newer = {*changes.edited, *answer.freshness.stale_files}
+        named_edited = [path for path in named_edited if path in newer]
+        pending = list(changes.pending)
         overlay_files: list[str] = []
         if overlay and during is None:
-            answer, overlay_files, named_edited = await self._with_overlay(handle, answer, named_edited, ask)
+            answer, overlay_files, named_edited, pending = await self._with_overlay(
+                handle, answer, named_edited, pending, ask
+            )
         state = await handle.state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
             state
         )
-        if overlay and (answer.freshness.stale_files or named_edited):
+        extra += [
+            AnswerWarning(
+                WarningCode.FILE_OUTSIDE_TARGETS,
+                f"{path} is in no target's folder: SwiftPM compiles it into no module, so no answer "
+                "counts it (move it under Sources/<Target>/ to make it part of one).",
+            )
+            for path in changes.outside
+        ]
+        unanswered = sorted(set(pending) - set(answer.freshness.stale_files))
+        if overlay and (answer.freshness.stale_files or named_edited or unanswered):
             extra += await self.overlay_failures(
-                await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited}
+                await handle.overlay_state(), {*answer.freshness.stale_files, *named_edited, *unanswered}
+            )
+        if len(unanswered) > MAX_OVERLAY_FILES_PER_QUESTION:
+            extra.append(
+                AnswerWarning(
+                    WarningCode.OVERLAY_PENDING,
+                    f"{len(unanswered)} Swift files changed since the index last saw them (a checkout, "
+                    "a formatter?): they are re-indexed a few at a time, and this answer is stale until "
+                    "they are. A build (swift build --build-tests) takes them all in at once.",
+                )
             )
         first = () if elsewhere is None else (elsewhere.warning(),)
-        if not first and not extra and not named_edited and not overlay_files and during is None:
+        if (
+            not first
+            and not extra
+            and not named_edited
+            and not overlay_files
+            and not unanswered
+            and during is None
+        ):
             return answer
         freshness: Freshness = answer.freshness
         if during is not None:
@@ -353,13 +394,14 @@ class EngineCore:
         completeness = freshness.completeness
         if state.failures and completeness is Completeness.COMPLETE:
             completeness = Completeness.PARTIAL
-        if (named_edited or elsewhere is not None) and during is None:
-            completeness = Completeness.STALE  # an index built elsewhere: rebuild here (docs/tools.md)
+        if (named_edited or unanswered or elsewhere is not None) and during is None:
+            completeness = Completeness.STALE  # rebuild, or wait_for_fresh (docs/tools.md, "Freshness")
         return replace(
             answer,
             freshness=replace(
                 freshness,
                 completeness=completeness,
+                stale_files=(*freshness.stale_files, *unanswered),
                 session_edited_files=tuple(named_edited),
                 warnings=first + freshness.warnings + tuple(extra),
                 overlay_files=tuple(overlay_files),
@@ -367,18 +409,21 @@ class EngineCore:
         )
 
     async def _with_overlay(
-        self, handle: IndexHandle, answer: Any, named_edited: list[str], ask: Any
-    ) -> tuple[Any, list[str], list[str]]:
-        """Re-index the answer's stale and session-edited files into the overlay (waiting up
-        to `overlay_wait_s`), ask again if any is fresh now; then which named files the
-        overlay answers, and which edited files are still not covered."""
+        self, handle: IndexHandle, answer: Any, named_edited: list[str], pending: list[str], ask: Any
+    ) -> tuple[Any, list[str], list[str], list[str]]:
+        """Re-index into the overlay the answer's stale files, its session-edited ones and the
+        project's files changed since the index saw them (waiting up to `overlay_wait_s`); ask
+        again if any is current now. Returns the answer, the files the overlay answers for it,
+        and the edited and changed files still not covered."""
         stale = set(answer.freshness.stale_files)
         wanted = {*stale, *named_edited}
         live_named = answer.named_paths() & set((await handle.overlay_state()).live)
-        if not wanted and not live_named:
-            return answer, [], named_edited  # nothing edited, nothing re-indexed: no look needed
+        if not wanted and not live_named and not pending:
+            return answer, [], named_edited, pending  # nothing changed, nothing re-indexed: no look
         covered, went_back = await handle.query(overlay_files_in)
-        candidates = tuple(sorted(wanted | (went_back & live_named)))[:MAX_OVERLAY_FILES_PER_QUESTION]
+        named_first = sorted(wanted | (went_back & live_named))
+        changed = [path for path in pending if path not in covered and path not in wanted]
+        candidates = tuple([*named_first, *changed][:MAX_OVERLAY_FILES_PER_QUESTION])
         landed: list[str] = []
         if candidates:
             try:
@@ -388,16 +433,17 @@ class EngineCore:
         if landed:
             covered, _ = await handle.query(overlay_files_in)
         # A file another question (or the background) re-indexed meanwhile counts as well.
-        if landed or stale & covered.keys():
+        if landed or (stale | set(pending)) & covered.keys():
             answer = await ask()
+        still_pending = [path for path in pending if path not in covered]
         if not covered:
-            return answer, [], named_edited
+            return answer, [], named_edited, still_pending
         # A file re-indexed for this answer counts even when it no longer names a site
         # (a call removed): the answer's silence about it comes from the overlay.
         named = answer.named_paths() | set(landed) | (set(candidates) & covered.keys())
         overlay_files = sorted(path for path in named if path in covered)
         still_edited = [path for path in named_edited if path not in covered]
-        return answer, overlay_files, still_edited
+        return answer, overlay_files, still_edited, still_pending
 
     async def overlay_failures(self, snapshot: OverlaySnapshot, paths: set[str]) -> list[AnswerWarning]:
         """Why these files (stale still) have no overlay, as warnings (`overlay_failed`,

@@ -17,6 +17,7 @@ import anyio.to_thread
 
 from xcindex.engine.core import edited_in_project, files_freshness_of, overlay_files_in
 from xcindex.indexstore.library import toolchain_roots
+from xcindex.overlay.changes import Changes
 from xcindex.project.locate import Location
 from xcindex.project.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.tools.common import AnswerWarning
@@ -76,17 +77,25 @@ async def status(core: EngineCore, args: StatusArgs) -> StatusAnswer:
     handle = await core.index_for(location)
     stale: list[str] = []
     covered: dict[str, int] = {}
+    changes = Changes()
     elsewhere = None
     # A warm start refreshes in milliseconds: wait that long, but never for a cold
     # ingestion, which status reports with its progress instead.
     with anyio.move_on_after(core.config.status_wait_s):
+        changes = await handle.changes(timeout=core.config.query_timeout_s)
         stale = await handle.query(stale_files_now, timeout=core.config.query_timeout_s)
         elsewhere = await core.built_elsewhere(location, handle, await handle.state())
         if core.config.overlay and elsewhere is None:
             covered, _ = await handle.query(overlay_files_in, timeout=core.config.query_timeout_s)
-    edited = await anyio.to_thread.run_sync(
-        edited_in_project, await core.edited_files(), location.workspace_root
-    )
+    # A session edit counts while the file is newer than its unit: a build after it ends it.
+    newer = await anyio.to_thread.run_sync(_real_paths, {*stale, *covered})
+    edited = [
+        path
+        for path in await anyio.to_thread.run_sync(
+            edited_in_project, await core.edited_files(), location.workspace_root
+        )
+        if path in newer
+    ]
     overlay_notes = (
         await core.overlay_failures(await handle.overlay_state(), {*stale, *edited})
         if core.config.overlay and elsewhere is None
@@ -107,9 +116,17 @@ async def status(core: EngineCore, args: StatusArgs) -> StatusAnswer:
             sorted(set(edited) & await anyio.to_thread.run_sync(_real_paths, set(covered)))
         ),
         built_in=None if elsewhere is None else elsewhere.built_in,
+        new_files=changes.new,
     )
     first = () if elsewhere is None else (elsewhere.warning(),)
-    return replace(answer, warnings=first + notes + answer.warnings + tuple(overlay_notes))
+    outside = tuple(
+        AnswerWarning(
+            WarningCode.FILE_OUTSIDE_TARGETS,
+            f"{path} is in no target's folder: SwiftPM compiles it into no module.",
+        )
+        for path in changes.outside
+    )
+    return replace(answer, warnings=first + notes + answer.warnings + tuple(overlay_notes) + outside)
 
 
 def _lsp_children(core: EngineCore) -> tuple[LspChildJson, ...]:

@@ -277,6 +277,21 @@ class ReadSide:
             )
         ]
 
+    def paths_with_units(self, paths: Sequence[str]) -> set[str]:
+        """Those of `paths` some unit (live or not) has as its main file."""
+        found: set[str] = set()
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                str(path)
+                for (path,) in self._conn.execute(
+                    f"SELECT DISTINCT f.path FROM files f JOIN units u ON u.main_file_id = f.id WHERE f.path IN ({marks})",
+                    chunk,
+                )
+            )
+        return found
+
     def system_modules(self) -> set[str]:
         """Modules that some unit imports as system modules (the standard library, SDKs)."""
         return {

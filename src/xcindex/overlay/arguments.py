@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from xcindex.project.watch import skipped
 
 DESCRIPTION = "description.json"
 
@@ -149,3 +151,103 @@ def description_mtime_ns(build_dir: Path) -> int:
         return os.stat(build_dir / DESCRIPTION).st_mtime_ns
     except OSError:
         return 0
+
+
+_TARGET_PARENTS = frozenset({"Sources", "Tests", "Plugins", "Snippets", "Examples"})
+"""Folders SwiftPM's default layout puts a target's folder in (`Sources/<Target>`)."""
+
+
+def _target_folder(sources: list[str]) -> str:
+    """The folder SwiftPM compiles a target from: the deepest folder under `Sources/`,
+    `Tests/`, … holding every source (the default layout), else their common folder (a
+    custom `path:`)."""
+    common = os.path.commonpath([os.path.dirname(source) for source in sources])
+    folder = common
+    while True:
+        parent = os.path.dirname(folder)
+        if os.path.basename(parent) in _TARGET_PARENTS:
+            return folder
+        if parent == folder:
+            return common
+        folder = parent
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Which module compiles a Swift file, now: the build's sources, and a file the build
+    did not know (a new one) by the target folder it lies in. The invocation it gives lists
+    the module's sources as they are on disk now (new files in, deleted ones out)."""
+
+    by_file: dict[str, ModuleInvocation]
+    folders: tuple[tuple[str, ModuleInvocation], ...]
+    """Target folders (real paths), deepest first, with their module's invocation."""
+
+    @classmethod
+    def from_invocations(cls, by_file: dict[str, ModuleInvocation]) -> SourceMap:
+        modules: dict[str, list[str]] = {}
+        invocations: dict[str, ModuleInvocation] = {}
+        for source, invocation in by_file.items():
+            if "/.build/" in source or source != os.path.realpath(source):
+                continue  # generated (test discovery), or a second spelling of a path
+            modules.setdefault(invocation.module_name, []).append(source)
+            invocations[invocation.module_name] = invocation
+        folders = sorted(
+            ((_target_folder(sources), invocations[name]) for name, sources in modules.items()),
+            key=lambda item: -item[0].count("/"),
+        )
+        return cls(by_file, tuple(folders))
+
+    def module_of(self, path: str) -> ModuleInvocation | None:
+        found = self.by_file.get(path) or self.by_file.get(os.path.realpath(path))
+        if found is not None:
+            return found
+        real = os.path.realpath(path)
+        for folder, invocation in self.folders:
+            if real.startswith(folder + "/"):
+                return invocation
+        return None
+
+    def folder_of(self, invocation: ModuleInvocation) -> str | None:
+        return next((folder for folder, owner in self.folders if owner is invocation), None)
+
+    def invocation_for(self, path: str) -> ModuleInvocation | None:
+        """The module's invocation for `path` with the module's sources as they are now: the
+        build's that still exist, and every other Swift file in its target folder."""
+        owner = self.module_of(path)
+        if owner is None:
+            return None
+        listed = [source for source in owner.sources if os.path.exists(source)]
+        known = {os.path.realpath(source) for source in listed}
+        folder = self.folder_of(owner)
+        added: list[str] = []
+        if folder is not None:
+            for current, folders, files in os.walk(folder):
+                folders[:] = [name for name in folders if not skipped(name)]
+                added += [
+                    os.path.join(current, name)
+                    for name in sorted(files)
+                    if name.endswith(".swift") and os.path.realpath(os.path.join(current, name)) not in known
+                ]
+        if not added and len(listed) == len(owner.sources):
+            return owner
+        return replace(owner, sources=(*listed, *added))
+
+    def roots(self) -> tuple[Path, ...]:
+        """Where the project's Swift sources are: each target folder's `Sources/`-like parent
+        (so a file put beside the targets is seen too), else the folder; nested ones dropped."""
+        candidates = sorted(
+            {
+                os.path.dirname(folder)
+                if os.path.basename(os.path.dirname(folder)) in _TARGET_PARENTS
+                else folder
+                for folder, _invocation in self.folders
+            }
+        )
+        kept: list[str] = []
+        for candidate in candidates:
+            if not any(candidate.startswith(root + "/") or candidate == root for root in kept):
+                kept.append(candidate)
+        return tuple(Path(root) for root in kept)
+
+    def outside_targets(self, path: str) -> bool:
+        return self.module_of(path) is None

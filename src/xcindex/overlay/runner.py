@@ -27,6 +27,7 @@ from xcindex.indexstore.ingest import ingest_overlay
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.overlay.arguments import (
     ModuleInvocation,
+    SourceMap,
     build_dir_for_store,
     description_mtime_ns,
     load_invocations,
@@ -297,36 +298,49 @@ class OverlayCompiler:
         self.store_path = store_path
         self.place = OverlayPlace.for_database(database_path)
         self.workers = workers
-        self._invocations: tuple[int, dict[str, ModuleInvocation]] | None = None
+        self._sources: tuple[int, SourceMap] | None = None
 
-    def _invocation_for(self, path: str) -> ModuleInvocation | NotIndexed:
+    def source_map(self) -> SourceMap | None:
+        """The build description's modules (re-read when it changes); None without one."""
         build_dir = build_dir_for_store(self.store_path)
         stamp = description_mtime_ns(build_dir)
         if stamp == 0:
+            return None
+        if self._sources is None or self._sources[0] != stamp:
+            try:
+                self._sources = (stamp, SourceMap.from_invocations(load_invocations(build_dir)))
+            except (OSError, ValueError):
+                return None
+        return self._sources[1]
+
+    def _invocation_for(self, path: str) -> ModuleInvocation | NotIndexed:
+        build_dir = build_dir_for_store(self.store_path)
+        if description_mtime_ns(build_dir) == 0:
             return NotIndexed(
                 path,
                 WarningCode.OVERLAY_UNAVAILABLE,
                 f"no SwiftPM build description at {build_dir}/description.json (an Xcode project, or "
                 "a store without its build): the file keeps its last build's index until rebuilt.",
             )
-        if self._invocations is None or self._invocations[0] != stamp:
-            try:
-                self._invocations = (stamp, load_invocations(build_dir))
-            except (OSError, ValueError) as error:
-                return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"the build description: {error}")
-        invocation = self._invocations[1].get(path) or self._invocations[1].get(os.path.realpath(path))
-        if invocation is None and not path.endswith(".swift"):
+        sources = self.source_map()
+        if sources is None:
+            return NotIndexed(
+                path, WarningCode.OVERLAY_UNAVAILABLE, f"the build description at {build_dir} is unreadable."
+            )
+        if not path.endswith(".swift"):
             return NotIndexed(
                 path,
                 WarningCode.OVERLAY_UNAVAILABLE,
                 f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
                 "last build's index until rebuilt.",
             )
+        invocation = sources.invocation_for(path)
         if invocation is None:
             return NotIndexed(
                 path,
-                WarningCode.OVERLAY_UNAVAILABLE,
-                f"the last build did not compile {path} (a new file?): it is indexed by the next build.",
+                WarningCode.FILE_OUTSIDE_TARGETS,
+                f"{path} is in no target's folder, so SwiftPM compiles it into no module (and xcindex "
+                "cannot index it): a target compiles the Swift files under its folder (Sources/<Target>/…).",
             )
         return invocation
 
@@ -356,7 +370,12 @@ class OverlayCompiler:
             unit_mtime = await use_database(drop)
             log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
             dropped = True
-        if unit_mtime is None or current is None or current <= unit_mtime or tried.get(path) == current:
+        # A file with no unit is new (or one the last build did not compile): indexed all the same.
+        if (
+            current is None
+            or (unit_mtime is not None and current <= unit_mtime)
+            or tried.get(path) == current
+        ):
             return Dropped(path) if dropped else Skipped(path)
         invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
         if isinstance(invocation, NotIndexed):

@@ -203,6 +203,8 @@ class StatusJson(TypedDict):
     warnings: list[WarningJson]
     overlayFiles: NotRequired[list[str]]
     """Files edited since the last build, re-indexed on their own (the freshness overlay)."""
+    newFiles: NotRequired[list[str]]
+    """Swift files of the project's targets no unit describes yet."""
 
 
 class FileFreshnessJson(TypedDict):

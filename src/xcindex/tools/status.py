@@ -43,6 +43,9 @@ class StatusAnswer:
     built_in: str | None = None
     """The folder the index's sources lie in, when it is not the project's (the package was
     copied or moved after its build: `index_built_elsewhere`)."""
+    new_files: tuple[str, ...] = ()
+    """Swift files of the project's targets that no unit describes yet (written since the
+    last build, not yet re-indexed on their own)."""
 
     @property
     def completeness(self) -> Completeness:
@@ -51,6 +54,7 @@ class StatusAnswer:
         if (
             self.built_in is not None
             or self.stale_files
+            or self.new_files
             or set(self.session_edited_files) - set(self.overlay_covered_edits)
         ):
             return Completeness.STALE
@@ -66,10 +70,14 @@ class StatusAnswer:
             text += f" First ingestion in progress: {done}/{total} records read."
         elif self.built_in is not None:
             text += f" It holds the sources of {self.built_in}, not of this project: rebuild here."
-        elif self.stale_files:
-            text += f" {len(self.stale_files)} file(s) changed since they were indexed: rebuild to refresh."
+        elif self.stale_files or self.new_files:
+            if self.stale_files:
+                text += f" {len(self.stale_files)} file(s) changed since they were indexed."
+            if self.new_files:
+                text += f" {len(self.new_files)} new file(s) not indexed yet."
+            text += " They are re-indexed on their own in a moment, or rebuild to refresh."
         else:
-            text += " Every indexed file is current."
+            text += " Every indexed file is current, and no file is new or gone."
         if self.session_edited_files:
             text += f" {len(self.session_edited_files)} file(s) edited this session."
         if self.overlay_files:
@@ -129,6 +137,8 @@ class StatusAnswer:
         }
         if self.overlay_files:
             answer["overlayFiles"] = list(self.overlay_files[:limit])
+        if self.new_files:
+            answer["newFiles"] = list(self.new_files[:limit])
         return answer
 
 

@@ -1,0 +1,295 @@
+"""Which of a project's Swift files the index no longer describes: edited since their unit,
+new (no unit), or gone (a unit whose file no longer exists), whoever changed them.
+
+The index actor keeps a `ChangeTracker` (plain state, changed by its loop only): the paths
+a watch or a sweep says were touched since they were last found current, each with the
+generation at which it was touched. Before an answer, a job classifies them against the
+database (`classify`, in a worker thread): a touched file that is current again (rebuilt,
+re-indexed, or put back) is forgotten; a gone one stops counting at once (its units are no
+longer live); the rest are the `Changes` every answer accounts for (docs/tools.md,
+"Freshness").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xcindex.indexstore.database import Database
+from xcindex.overlay.arguments import SourceMap
+from xcindex.project.watch import TreeWatch, is_source, sweep
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The project's Swift files the index does not describe as they are now."""
+
+    edited: tuple[str, ...] = ()
+    """Newer than their live unit (the build's, or the overlay's)."""
+    new: tuple[str, ...] = ()
+    """In a target's folder, with no unit: the next build compiles them."""
+    outside: tuple[str, ...] = ()
+    """In no target's folder: no build will compile them."""
+    gone: tuple[str, ...] = ()
+    """Deleted since they were indexed: forgotten by the classification that found them."""
+    watching: bool = False
+    """A watch (not only sweeps) follows the project's folders."""
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """What an answer depends on and the index does not yet have: edited and new files."""
+        return (*self.edited, *self.new)
+
+
+@dataclass(frozen=True)
+class ToClassify:
+    """A snapshot of the tracker for one classification job."""
+
+    touched: dict[str, int]
+    sweep: bool
+    gone_folders: frozenset[str]
+    roots: tuple[Path, ...]
+    sources: SourceMap | None
+    watching: bool = False
+
+
+@dataclass(frozen=True)
+class Classified:
+    changes: Changes
+    current: tuple[tuple[str, int], ...]
+    """(path, generation) of touched paths found current (or gone and forgotten)."""
+    swept: bool
+    pending: tuple[str, ...] = field(default=())
+
+
+@dataclass
+class ChangeTracker:
+    touched: dict[str, int] = field(default_factory=dict)
+    generation: int = 0
+    needs_sweep: bool = True
+    """Nothing watched yet (a first look), or the watch lost events: only a sweep knows."""
+    gone_folders: set[str] = field(default_factory=set)
+
+    def touch(self, paths: set[str]) -> None:
+        self.generation += 1
+        for path in paths:
+            self.touched[path] = self.generation
+
+    def folder_gone(self, folder: str) -> None:
+        self.gone_folders.add(folder)
+        self.generation += 1
+
+    def snapshot(self, roots: tuple[Path, ...], sources: SourceMap | None, *, watching: bool) -> ToClassify:
+        return ToClassify(
+            dict(self.touched), self.needs_sweep, frozenset(self.gone_folders), roots, sources, watching
+        )
+
+    def classified(self, result: Classified, snapshot: ToClassify) -> None:
+        """Forget what the job found current, unless it was touched again meanwhile."""
+        for path, generation in result.current:
+            if self.touched.get(path) == generation:
+                del self.touched[path]
+        # Edited and new files stay touched: each answer looks at them again until current.
+        for path in result.pending:
+            self.touched.setdefault(path, self.generation)
+        if result.swept and snapshot.sweep:
+            self.needs_sweep = False
+        self.gone_folders -= snapshot.gone_folders
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+class _Live:
+    """The live units' files and mtimes, looked up as the index spells a path, else by real
+    path (a watch's spelling can differ: a symlinked folder)."""
+
+    def __init__(self, rows: list[tuple[str, int]]) -> None:
+        self.by_path = dict(rows)
+        self._by_real: dict[str, tuple[str, int]] | None = None
+
+    def find(self, path: str) -> tuple[str, int] | None:
+        unit = self.by_path.get(path)
+        if unit is not None:
+            return path, unit
+        if self._by_real is None:
+            self._by_real = {os.path.realpath(p): (p, m) for p, m in self.by_path.items()}
+        return self._by_real.get(os.path.realpath(path))
+
+
+def classify(db: Database, job: ToClassify) -> Classified:
+    """Classify the touched paths (every Swift file under the roots, on a sweep) against the
+    live units; forget the gone ones at once."""
+    found = _Live([(path, mtime) for path, mtime, *_ in db.live_files()])
+    live = found.by_path
+    candidates: dict[str, int] = dict(job.touched)
+    on_disk: dict[str, int] = {}
+    if job.sweep:
+        on_disk = sweep(job.roots)
+        for path in on_disk:
+            candidates.setdefault(path, 0)
+        # A live file no sweep found may be gone (or outside the roots: looked at below).
+        for path in live:
+            if path not in on_disk:
+                candidates.setdefault(path, 0)
+    for folder in job.gone_folders:
+        prefix = folder.rstrip("/") + "/"
+        for path in live:
+            if path.startswith(prefix):
+                candidates.setdefault(path, 0)
+    edited: list[str] = []
+    new: list[str] = []
+    outside: list[str] = []
+    gone: list[str] = []
+    current: list[tuple[str, int]] = []
+    for touched, generation in sorted(candidates.items()):
+        if not is_source(touched) and touched.endswith(".swift"):
+            current.append((touched, generation))  # a package manifest: not a target's source
+            continue
+        mtime = on_disk.get(touched) if touched in on_disk else _mtime(touched)
+        spelled = found.find(touched)
+        path, unit = spelled if spelled is not None else (touched, None)
+        if path != touched and path in candidates:
+            current.append((touched, generation))  # the same file, also touched as the index spells it
+            continue
+        if mtime is None:
+            if unit is not None:
+                gone.append(path)
+            current.append((touched, generation))
+        elif unit is not None:
+            if mtime > unit:
+                edited.append(path)
+            else:
+                current.append((touched, generation))
+        elif not is_source(path) or "/.build/" in path:
+            current.append((touched, generation))
+        elif job.sources is not None and job.sources.outside_targets(path):
+            outside.append(path)
+        else:
+            new.append(path)
+    returning = db.paths_with_units(new) if new else set()
+    if gone or returning:
+        # A deleted file's units stop counting; a file put back (git checkout) has its
+        # units back: what the index holds is recomputed, then those looked at again.
+        db.recompute_live_units()
+        if returning:
+            again = {path: mtime for path, mtime, *_ in db.live_files() if path in returning}
+            for path, unit in again.items():
+                new.remove(path)
+                mtime = _mtime(path)
+                if mtime is not None and mtime > unit:
+                    edited.append(path)
+                elif path in candidates:
+                    current.append((path, candidates[path]))
+    changes = Changes(tuple(sorted(edited)), tuple(new), tuple(outside), tuple(gone), job.watching)
+    return Classified(changes, tuple(current), job.sweep, (*edited, *new, *outside))
+
+
+_PROJECT_MARKERS = ("Package.swift", ".git")
+_PROJECT_SUFFIXES = (".xcodeproj", ".xcworkspace")
+
+
+def _project_folder(path: str) -> str:
+    """The folder of the project holding `path`: the nearest with a Package.swift, an Xcode
+    project or a repository (at most eight levels up), else the file's own folder."""
+    folder = os.path.dirname(path)
+    for _ in range(8):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            break
+        if any(name in _PROJECT_MARKERS or name.endswith(_PROJECT_SUFFIXES) for name in names):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return os.path.dirname(path)
+
+
+def roots_for(sources: SourceMap | None, live_files: list[str]) -> tuple[Path, ...]:
+    """Where a project's Swift sources are: its targets' folders' parents (a SwiftPM build
+    description), else the project folders its live files are in (an Xcode project)."""
+    if sources is not None and sources.folders:
+        return sources.roots()
+    folders: dict[str, str] = {}
+    for path in live_files:
+        if "/.build/" in path or "/DerivedData/" in path:
+            continue
+        folder = os.path.dirname(path)
+        if folder not in folders:
+            folders[folder] = _project_folder(path)
+    kept: list[str] = []
+    for root in sorted(set(folders.values())):
+        if not any(root == other or root.startswith(other + "/") for other in kept):
+            kept.append(root)
+    return tuple(Path(root) for root in kept)
+
+
+class WatchedTree:
+    """An index actor's view of its project's files: the watch (when there is one), its
+    roots, the build's source map, the tracker and the last changes found. Changed by the
+    actor's loop only; the watch is opened in a thread and handed over."""
+
+    def __init__(self) -> None:
+        self.watch: TreeWatch | None = None
+        self.roots: tuple[Path, ...] = ()
+        self.sources: SourceMap | None = None
+        self.tracker = ChangeTracker()
+        self.changes = Changes()
+        self.opened = False
+
+    def open(self, watch: TreeWatch | None, roots: tuple[Path, ...], sources: SourceMap | None) -> None:
+        self.watch, self.roots, self.sources, self.opened = watch, roots, sources, True
+        self.tracker.needs_sweep = True  # what changed before the watch began: a first look
+
+    def drain(self) -> set[str]:
+        """Take in what the watch saw; the touched Swift files that exist (to re-index)."""
+        if self.watch is None:
+            return set()
+        drained = self.watch.drain()
+        if drained.overflowed or self.watch.limit_reached:
+            self.tracker.needs_sweep = True
+        for folder in drained.gone_folders:
+            self.tracker.folder_gone(folder)
+        if drained.paths:
+            self.tracker.touch(drained.paths)
+        return drained.paths
+
+    def quiet(self) -> bool:
+        """Nothing to classify: the last changes still hold (a watch sees every change; with
+        no watch, every question sweeps)."""
+        tracker = self.tracker
+        return (
+            self.watch is not None
+            and not tracker.touched
+            and not tracker.needs_sweep
+            and not tracker.gone_folders
+        )
+
+    def snapshot(self) -> ToClassify:
+        if self.watch is None:
+            self.tracker.needs_sweep = True
+        return self.tracker.snapshot(self.roots, self.sources, watching=self.watch is not None)
+
+    def classified(self, result: Classified, snapshot: ToClassify) -> None:
+        self.tracker.classified(result, snapshot)
+        self.changes = result.changes
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
+
+
+def open_tree(
+    sources: SourceMap | None, live_files: list[str], watch: bool = True
+) -> tuple[TreeWatch | None, tuple[Path, ...]]:
+    """The roots, and a watch over them unless `watch` is off (in a thread: it walks every folder)."""
+    roots = roots_for(sources, live_files)
+    return (TreeWatch.open(roots) if roots and watch else None), roots

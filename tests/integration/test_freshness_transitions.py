@@ -1,0 +1,166 @@
+"""What changes in a project without a hook: a file created, edited or deleted from a shell,
+asked about at once, with the watch (inotify) and without it (a sweep per question). An
+answer says `complete` only when it is what the compiler's index of the files as they are now
+says (docs/tools.md, "Freshness"); sites are checked by hand against the files written here."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CANARY, build_package
+from xcindex.engine import Engine, EngineConfig
+
+pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
+
+CORE = Path("Sources/CanaryCore")
+
+
+@pytest.fixture(scope="module")
+def built_copy(canary_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("transitions") / "SwiftCanary"
+    shutil.copytree(CANARY, root, symlinks=True, ignore=shutil.ignore_patterns("ModuleCache", ".swiftpm"))
+    build_package(root)
+    return root
+
+
+@pytest.fixture(params=[True, False], ids=["watch", "sweep"])
+def watch(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture
+def scratch(built_copy: Path) -> Iterator[list[Path]]:
+    """Files a test creates (removed after it), and files it changes (put back after it)."""
+    created: list[Path] = []
+    before = {path: path.read_bytes() for path in (built_copy / "Sources").rglob("*.swift")}
+    yield created
+    for path in created:
+        path.unlink(missing_ok=True)
+    for path, data in before.items():
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+
+
+def config(tmp_path: Path, watch: bool) -> EngineConfig:
+    return EngineConfig(project_dir=str(tmp_path), watch=watch)
+
+
+def sites(answer: object) -> set[tuple[str, int, int]]:
+    return {(s.occurrence.path, s.occurrence.line, s.occurrence.column) for s in answer.sites}  # type: ignore[attr-defined]
+
+
+async def test_a_new_file_is_found_and_its_references_count(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    project = str(built_copy)
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        assert str(before.freshness.completeness) == "complete"
+        new = built_copy / CORE / "NewThing.swift"
+        scratch.append(new)
+        new.write_text("public struct NewThing {\n    public var service: UserService?\n}\n")
+        found = await engine.find_symbol("NewThing", project_path=project)
+        assert [(m.symbol.name, m.definition and m.definition.line) for m in found.matches] == [
+            ("NewThing", 1)
+        ]
+        assert str(found.freshness.completeness) == "complete"
+        after = await engine.find_references("UserService", project_path=project)
+        assert sites(after) - sites(before) == {(str(new), 2, 25)}
+        assert str(after.freshness.completeness) == "complete"
+        status = await engine.status(project_path=project)
+        assert status.new_files == ()
+        assert str(status.completeness) == "complete", status.summary()
+
+
+async def test_a_call_written_from_a_shell_in_a_file_no_answer_named_counts_at_once(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    project = str(built_copy)
+    ticket = built_copy / CORE / "Ticket.swift"
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        assert not any(path == str(ticket) for path, _, _ in sites(before))
+        lines = ticket.read_text().splitlines()
+        ticket.write_text("\n".join([*lines, "", "func makeService() -> UserService? { nil }", ""]))
+        after = await engine.find_references("UserService", project_path=project)
+        assert sites(after) - sites(before) == {(str(ticket), len(lines) + 2, 23)}
+        assert str(after.freshness.completeness) == "complete"
+        assert str(ticket) in after.freshness.overlay_files
+
+
+async def test_a_deleted_file_stops_counting_at_once(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    """A file the last build indexed, then deleted from a shell: its sites go."""
+    project = str(built_copy)
+    doomed = built_copy / CORE / "Doomed.swift"
+    scratch.append(doomed)
+    doomed.write_text("func doomedService() -> UserService? { nil }\n")
+    build_package(built_copy)
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        assert (str(doomed), 1, 25) in sites(before)
+        assert str(before.freshness.completeness) == "complete"
+        doomed.unlink()
+        after = await engine.find_references("UserService", project_path=project)
+        assert sites(before) - sites(after) == {(str(doomed), 1, 25)}
+        assert str(after.freshness.completeness) == "complete"
+        gone = await engine.find_symbol("doomedService", project_path=project)
+        assert gone.matches == ()
+    build_package(built_copy)
+
+
+async def test_a_new_file_outside_every_target_is_named_and_never_counted(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    project = str(built_copy)
+    stray = built_copy / "Sources" / "Stray.swift"
+    scratch.append(stray)
+    async with Engine(config(tmp_path, watch)) as engine:
+        await engine.settle(project_path=project)
+        stray.write_text("struct Stray { var service: UserService? }\n")
+        found = await engine.find_symbol("Stray", project_path=project)
+        assert found.matches == ()
+        codes = [(str(w.code), w.message) for w in found.freshness.warnings]
+        assert [code for code, _ in codes] == ["file_outside_targets"]
+        assert str(stray) in codes[0][1]
+        # SwiftPM compiles it into no module: the answer is what a build gives.
+        assert str(found.freshness.completeness) == "complete"
+
+
+async def test_an_edit_that_does_not_compile_makes_every_answer_stale_naming_it(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    project = str(built_copy)
+    box = built_copy / CORE / "Box.swift"
+    async with Engine(config(tmp_path, watch)) as engine:
+        await engine.settle(project_path=project)
+        box.write_text(box.read_text() + "\nfunc broken( {\n")
+        answer = await engine.find_references("UserService", project_path=project)
+        assert str(answer.freshness.completeness) == "stale"
+        assert str(box) in answer.freshness.stale_files
+        assert "overlay_failed" in [str(w.code) for w in answer.freshness.warnings]
+
+
+def test_the_cli_finds_a_new_file_with_no_server_running(
+    built_copy: Path, scratch: list[Path], tmp_path: Path
+) -> None:
+    xcindex = Path(__import__("sys").executable).parent / "xcindex"
+    new = built_copy / CORE / "CliThing.swift"
+    scratch.append(new)
+    new.write_text("public struct CliThing {}\n")
+    result = subprocess.run(
+        [str(xcindex), "symbol", "CliThing", "--project", str(built_copy), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '"name": "CliThing"' in result.stdout
+    assert '"completeness": "complete"' in result.stdout
