@@ -38,6 +38,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from xcindex._log import get_logger
+from xcindex.actors import index_tasks as tasks
 from xcindex.actors.index_handle import IndexHandle
 from xcindex.actors.index_messages import (
     AnswerEarly,
@@ -56,7 +57,6 @@ from xcindex.actors.index_messages import (
     ProgressListener,
     Query,
     Refresh,
-    Refreshed,
     Retire,
     Served,
     ToolQuery,
@@ -67,16 +67,15 @@ from xcindex.actors.index_messages import (
 )
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
 from xcindex.indexstore.database import Counts, Database, database_path_for
-from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns, refresh
+from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
-from xcindex.overlay.changes import ToClassify, WatchedTree, classify, open_tree
+from xcindex.overlay.changes import WatchedTree
 from xcindex.overlay.runner import (
     Failed,
     OverlayCompiler,
     OverlayOutcome,
     OverlaySchedule,
-    after_refresh,
 )
 from xcindex.project.store_layout import units_mtime_ns
 from xcindex.vocabulary import ActorGone
@@ -268,7 +267,7 @@ class IndexActor:
             envelope.close()
             self._tree.open(request.watch, request.roots, request.sources)
             if request.watch is not None:
-                tg.start_soon(self._follow_watch, request.watch.fileno())
+                tg.start_soon(tasks.follow_watch, self.mailbox.handle(), request.watch.fileno())
             for waiting in self._awaiting_tree:
                 self._enqueue(_Kind.CLASSIFY, waiting)
             self._awaiting_tree.clear()
@@ -363,13 +362,26 @@ class IndexActor:
                 )
                 self._ingesting = True
                 self._publish()
-                tg.start_soon(
-                    self._refresh_job, self._running.number, current, job.kind is _Kind.FIRST_REFRESH
+                first = job.kind is _Kind.FIRST_REFRESH
+                assert self._db is not None
+                inputs = tasks.RefreshInputs(
+                    self._db, self.store_path, self.workers, self._live if first else None
                 )
+                tg.start_soon(tasks.refresh_job, self.mailbox.handle(), inputs, self._running.number, current)
                 return
         self._running = self._jobs.popleft()
         if self._running.kind is _Kind.CLASSIFY:
-            tg.start_soon(self._classify_job, self._running, self._tree.snapshot())
+            db = self._db
+            assert db is not None
+            assert self._running.envelope is not None
+            tg.start_soon(
+                tasks.classify_job,
+                self.mailbox.handle(),
+                db,
+                self._running.number,
+                self._running.envelope,
+                self._tree.snapshot(),
+            )
         else:
             tg.start_soon(self._job, self._running)
 
@@ -397,7 +409,9 @@ class IndexActor:
                     waiting.envelope.fail_nowait(report.error)
                     self._unserved.pop(id(waiting.envelope), None)
             if running.kind is _Kind.FIRST_REFRESH:
-                tg.start_soon(self._open_tree)
+                tg.start_soon(
+                    tasks.open_project, self.mailbox.handle(), self._compiler, self._watch_on, self.store_path
+                )
             if running.kind is _Kind.FIRST_REFRESH:
                 if report.error is not None:
                     log.warning(
@@ -423,51 +437,6 @@ class IndexActor:
                 job.envelope.fail_nowait(error)
                 self._unserved.pop(id(job.envelope), None)
         self._jobs.clear()
-
-    async def _refresh_job(self, number: int, units_mtime_ns: int, first: bool) -> None:
-        """Take in what changed in the store (everything, the first time); report to the loop."""
-        me = self.mailbox.handle()
-        db = self._db
-        assert db is not None
-
-        async def progress(done: int, total: int, _what: str) -> None:
-            me.tell_nowait(Progress(done, total))
-
-        outcome = JobOver(number)
-        try:
-            report = await refresh(
-                db,
-                self.store_path,
-                workers=self.workers,
-                progress=progress,
-                live=self._live if first else None,
-            )
-            dropped, overlay_live = await anyio.to_thread.run_sync(
-                lambda: after_refresh(db, changed=report.changed)
-            )
-            if dropped:
-                log.info("overlay_superseded", store=str(self.store_path), units=dropped)
-            counts = await anyio.to_thread.run_sync(db.counts)
-            outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live))
-            log.info(
-                "index_refreshed",
-                store=str(self.store_path),
-                units_read=report.counters.units_read,
-                units_unchanged=report.counters.units_unchanged,
-                records_read=report.counters.records_read,
-                failures=len(report.failures),
-                duration_ms=round(report.duration_s * 1000, 1),
-            )
-        except Exception as error:
-            outcome = JobOver(number, error=error)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await me.tell(outcome)
-        if first:
-            try:
-                await self.workers.warm_up()
-            except Exception as error:  # a refresh will start its own worker, or report why not
-                log.warning("ingest_worker_warm_up_failed", error=repr(error))
 
     async def _job(self, job: _Job) -> None:
         """Run one job on the database and answer its envelope."""
@@ -523,55 +492,6 @@ class IndexActor:
         wanted = {path for path in paths if path.endswith(".swift")}
         if self._overlay_on and wanted and len(wanted) <= OVERLAY_BURST:
             self._overlay.edited(sorted(wanted), anyio.current_time())
-
-    async def _open_tree(self) -> None:
-        """Find the project's source roots and watch them (in a thread: it walks them)."""
-        me = self.mailbox.handle()
-
-        async def live_files(db: Database) -> list[str]:
-            return await anyio.to_thread.run_sync(lambda: [path for path, *_ in db.live_files()])
-
-        try:
-            sources = await anyio.to_thread.run_sync(self._compiler.source_map)
-            files: list[str] = await me.ask(UseDatabase(live_files))
-            watch, roots = await anyio.to_thread.run_sync(open_tree, sources, files, self._watch_on)
-        except Exception as error:  # answers then sweep: slower, as exact
-            log.warning("project_watch_failed", store=str(self.store_path), error=repr(error))
-            watch, roots, sources = None, (), None
-        log.info(
-            "project_watch",
-            store=str(self.store_path),
-            roots=[str(root) for root in roots],
-            folders=0 if watch is None else watch.folders,
-        )
-        with anyio.CancelScope(shield=True):
-            if not await me.tell(TreeOpened(watch, roots, sources)) and watch is not None:
-                watch.close()
-
-    async def _follow_watch(self, fd: int) -> None:
-        """Tell the loop when the watch has events (it reads them itself, as questions do)."""
-        me = self.mailbox.handle()
-        while True:
-            await anyio.wait_readable(fd)
-            await me.ask(TreeStirred())
-
-    async def _classify_job(self, job: _Job, snapshot: ToClassify) -> None:
-        envelope = job.envelope
-        assert envelope is not None
-        db = self._db
-        assert db is not None
-        outcome = JobOver(job.number)
-        try:
-            result = await anyio.to_thread.run_sync(classify, db, snapshot)
-        except Exception as error:
-            envelope.fail_nowait(error)
-        else:
-            outcome = JobOver(job.number, classified=(result, snapshot))
-            envelope.reply_nowait(result.changes)
-        finally:
-            envelope.close()
-            with anyio.CancelScope(shield=True):
-                await self.mailbox.handle().tell(outcome)
 
     # -- questions during the first ingestion -----------------------------------------------
 
