@@ -164,3 +164,34 @@ def test_the_cli_finds_a_new_file_with_no_server_running(
     assert result.returncode == 0, result.stderr
     assert '"name": "CliThing"' in result.stdout
     assert '"completeness": "complete"' in result.stdout
+
+
+async def test_a_file_using_a_deleted_declaration_is_stale_until_it_compiles_again(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    """Deleting a file whose declaration another file uses: the user no longer compiles
+    (the build would fail), so an answer naming it is not `complete`; once the user is
+    fixed, answers are complete again."""
+    project = str(built_copy)
+    provider = built_copy / CORE / "Provider.swift"
+    user = built_copy / CORE / "ProviderUser.swift"
+    scratch.extend([provider, user])
+    provider.write_text("func provided() -> UserService? { nil }\n")
+    user.write_text("func useProvided() -> UserService? { provided() }\n")
+    build_package(built_copy)
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        assert {(str(provider), 1, 20), (str(user), 1, 23)} <= sites(before)
+        provider.unlink()
+        after = await engine.find_references("UserService", project_path=project)
+        assert (str(provider), 1, 20) not in sites(after)
+        assert str(after.freshness.completeness) == "stale"
+        assert str(user) in after.freshness.stale_files
+        assert "overlay_failed" in [str(w.code) for w in after.freshness.warnings]
+        user.write_text("func useProvided() -> UserService? { nil }\n")
+        fixed = await engine.find_references("UserService", project_path=project)
+        assert str(fixed.freshness.completeness) == "complete"
+        assert (str(user), 1, 23) in sites(fixed)
+    for path in (provider, user):
+        path.unlink(missing_ok=True)
+    build_package(built_copy)

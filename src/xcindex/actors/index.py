@@ -72,7 +72,9 @@ from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState, StoreVersion
 from xcindex.overlay.changes import WatchedTree
 from xcindex.overlay.runner import (
+    Checked,
     Failed,
+    Landed,
     OverlayCompiler,
     OverlayOutcome,
     OverlaySchedule,
@@ -429,6 +431,7 @@ class IndexActor:
                 # Files changed before anyone watched (edits made while no server ran):
                 # re-indexed in the background as the watched ones are.
                 self._overlay_soon(set(result.changes.pending))
+            self._overlay_soon(set(result.suspects))
 
     def _fail_queued(self, error: BaseException) -> None:
         """The first ingestion failed: every question that waited for it hears why."""
@@ -570,7 +573,13 @@ class IndexActor:
             envelope.reply_nowait(self._overlay.snapshot())
         elif isinstance(request, OverlayReport):
             envelope.close()  # a report from the actor's own task: nobody waits for a reply
-            done = self._overlay.reported(request.batch, request.outcome, now)
+            outcome = request.outcome
+            if isinstance(outcome, Landed | Checked):
+                self._tree.tracker.cleared(outcome.path)
+            if isinstance(outcome, Landed) and outcome.suspects:
+                self._tree.tracker.suspect(outcome.suspects)
+                self._overlay_soon(set(outcome.suspects))
+            done = self._overlay.reported(request.batch, outcome, now)
         elif isinstance(request, OverlayBatchOver):
             envelope.close()
             done = self._overlay.batch_over(request.batch)
@@ -582,9 +591,11 @@ class IndexActor:
     def _start_overlay_batch(self, tg: TaskGroup) -> None:
         batch = self._overlay.start_batch(anyio.current_time())
         if batch is not None:
-            tg.start_soon(self._overlay_batch, *batch)
+            tg.start_soon(self._overlay_batch, *batch, frozenset(self._tree.tracker.suspects))
 
-    async def _overlay_batch(self, batch: int, paths: tuple[str, ...], tried: dict[str, int]) -> None:
+    async def _overlay_batch(
+        self, batch: int, paths: tuple[str, ...], tried: dict[str, int], checks: frozenset[str]
+    ) -> None:
         """Re-index `paths` one after the other, reporting each outcome to the loop (a task
         of the actor's: the loop never waits for a compiler). Its database work is a job."""
         me = self.mailbox.handle()
@@ -602,7 +613,9 @@ class IndexActor:
                 return
             for path in paths:
                 try:
-                    outcome: OverlayOutcome = await self._compiler.run_one(use_database, path, tried)
+                    outcome: OverlayOutcome = await self._compiler.run_one(
+                        use_database, path, tried, check=path in checks
+                    )
                 except Exception as error:
                     log.warning("overlay_error", path=path, error=repr(error))
                     outcome = await anyio.to_thread.run_sync(Failed.unexpected, path, error)

@@ -435,7 +435,10 @@ class EngineCore:
         # A file another question (or the background) re-indexed meanwhile counts as well.
         if landed or (stale | set(pending)) & covered.keys():
             answer = await ask()
-        still_pending = [path for path in pending if path not in covered]
+        # What is still not indexed as it is now (a suspect the compiler checked is cleared).
+        still_pending = (
+            list((await handle.changes(timeout=self.config.query_timeout_s)).pending) if pending else []
+        )
         if not covered:
             return answer, [], named_edited, still_pending
         # A file re-indexed for this answer counts even when it no longer names a site

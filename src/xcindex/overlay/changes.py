@@ -13,10 +13,12 @@ longer live); the rest are the `Changes` every answer accounts for (docs/tools.m
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from xcindex.indexstore.database import Database
+from xcindex.indexstore.model import Role
 from xcindex.overlay.arguments import SourceMap
 from xcindex.project.watch import TreeWatch, is_source, sweep
 
@@ -35,11 +37,16 @@ class Changes:
     """Deleted since they were indexed: forgotten by the classification that found them."""
     watching: bool = False
     """A watch (not only sweeps) follows the project's folders."""
+    suspects: tuple[str, ...] = ()
+    """Unchanged files that use a declaration which is gone (its file deleted, or the
+    declaration removed or renamed in an edit): until the compiler has checked them as they
+    are now, their index may name what no longer exists."""
 
     @property
     def pending(self) -> tuple[str, ...]:
-        """What an answer depends on and the index does not yet have: edited and new files."""
-        return (*self.edited, *self.new)
+        """What an answer depends on and the index does not yet have: edited and new files,
+        and the suspects."""
+        return (*self.edited, *self.new, *(path for path in self.suspects if path not in self.edited))
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class ToClassify:
     roots: tuple[Path, ...]
     sources: SourceMap | None
     watching: bool = False
+    suspects: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,8 @@ class Classified:
     """(path, generation) of touched paths found current (or gone and forgotten)."""
     swept: bool
     pending: tuple[str, ...] = field(default=())
+    suspects: tuple[str, ...] = ()
+    """Users of the declarations of the files found gone."""
 
 
 @dataclass
@@ -70,6 +80,15 @@ class ChangeTracker:
     needs_sweep: bool = True
     """Nothing watched yet (a first look), or the watch lost events: only a sweep knows."""
     gone_folders: set[str] = field(default_factory=set)
+    suspects: set[str] = field(default_factory=set)
+    """Files to check with the compiler (see `Changes.suspects`), until a check or a
+    re-index clears them."""
+
+    def suspect(self, paths: Iterable[str]) -> None:
+        self.suspects.update(paths)
+
+    def cleared(self, path: str) -> None:
+        self.suspects.discard(path)
 
     def touch(self, paths: set[str]) -> None:
         self.generation += 1
@@ -82,7 +101,13 @@ class ChangeTracker:
 
     def snapshot(self, roots: tuple[Path, ...], sources: SourceMap | None, *, watching: bool) -> ToClassify:
         return ToClassify(
-            dict(self.touched), self.needs_sweep, frozenset(self.gone_folders), roots, sources, watching
+            dict(self.touched),
+            self.needs_sweep,
+            frozenset(self.gone_folders),
+            roots,
+            sources,
+            watching,
+            frozenset(self.suspects),
         )
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
@@ -96,6 +121,38 @@ class ChangeTracker:
         if result.swept and snapshot.sweep:
             self.needs_sweep = False
         self.gone_folders -= snapshot.gone_folders
+        self.suspects.update(result.suspects)
+        self.suspects -= set(result.changes.gone)
+
+
+_DECLARES = int(Role.DEFINITION | Role.DECLARATION)
+_IMPLICIT = int(Role.IMPLICIT)
+
+
+def declared_in(db: Database, paths: Iterable[str]) -> set[int]:
+    """The symbols the live units of `paths` declare in their source (not implicitly)."""
+    return {
+        occurrence.symbol_id
+        for path in paths
+        for occurrence in db.occurrences_in_file(path)
+        if occurrence.roles & _DECLARES and not occurrence.roles & _IMPLICIT
+    }
+
+
+def users_of_orphans(db: Database, symbol_ids: set[int], among: Iterable[str]) -> set[str]:
+    """The live files, other than `among`, that use a symbol of `symbol_ids` which no live
+    file but those of `among` declares any more: they were compiled against a declaration that
+    is gone (deleted, renamed) and may no longer compile, or mean something else now."""
+    if not symbol_ids:
+        return set()
+    excluded = set(among)
+    declarations = db.declarations_of(symbol_ids)
+    users: set[str] = set()
+    for symbol_id in symbol_ids:
+        if any(d.path not in excluded for d in declarations.get(symbol_id, ())):
+            continue  # still declared elsewhere (an extension, an overload, another file)
+        users.update(o.path for o in db.occurrences_of(symbol_id) if o.path not in excluded)
+    return users
 
 
 def _mtime(path: str) -> int | None:
@@ -172,6 +229,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
             outside.append(path)
         else:
             new.append(path)
+    declared = declared_in(db, gone) if gone else set()
     returning = db.paths_with_units(new) if new else set()
     if gone or returning:
         # A deleted file's units stop counting; a file put back (git checkout) has its
@@ -186,8 +244,16 @@ def classify(db: Database, job: ToClassify) -> Classified:
                     edited.append(path)
                 elif path in candidates:
                     current.append((path, candidates[path]))
-    changes = Changes(tuple(sorted(edited)), tuple(new), tuple(outside), tuple(gone), job.watching)
-    return Classified(changes, tuple(current), job.sweep, (*edited, *new, *outside))
+    suspects = users_of_orphans(db, declared, gone) if declared else set()
+    changes = Changes(
+        tuple(sorted(edited)),
+        tuple(new),
+        tuple(outside),
+        tuple(gone),
+        job.watching,
+        tuple(sorted((suspects | job.suspects) - set(gone))),
+    )
+    return Classified(changes, tuple(current), job.sweep, (*edited, *new, *outside), tuple(sorted(suspects)))
 
 
 _PROJECT_MARKERS = ("Package.swift", ".git")
@@ -270,6 +336,7 @@ class WatchedTree:
             and not tracker.touched
             and not tracker.needs_sweep
             and not tracker.gone_folders
+            and not tracker.suspects
         )
 
     def snapshot(self) -> ToClassify:

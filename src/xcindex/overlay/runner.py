@@ -32,6 +32,7 @@ from xcindex.overlay.arguments import (
     description_mtime_ns,
     load_invocations,
 )
+from xcindex.overlay.changes import declared_in, users_of_orphans
 from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, index_file
 from xcindex.vocabulary import WarningCode
 
@@ -52,10 +53,19 @@ class UseDatabase(Protocol):
 
 @dataclass(frozen=True)
 class Landed:
-    """`path`'s overlay unit is its live unit now."""
+    """`path`'s overlay unit is its live unit now; `suspects`: the files that used a
+    declaration it no longer has (overlay/changes.py, `Changes.suspects`)."""
 
     path: str
     duration_s: float
+    suspects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Checked:
+    """`path`, a suspect unchanged since its unit, compiles as it is now: its index stands."""
+
+    path: str
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,7 @@ class Skipped:
     path: str
 
 
-OverlayOutcome = Landed | Failed | Dropped | Skipped
+OverlayOutcome = Landed | Checked | Failed | Dropped | Skipped
 
 
 @dataclass(frozen=True)
@@ -232,6 +242,8 @@ class OverlaySchedule(Generic[W]):
             self.live.add(path)
             self.version += 1
             self.last_duration_s = outcome.duration_s
+        elif isinstance(outcome, Checked):
+            self.failures.pop(path, None)
         elif isinstance(outcome, Failed) and outcome.retry:
             waited = any(path in w.paths for w in self._waiting)
             self._due[path] = now if waited else max(self._due.get(path, 0.0), now + self.debounce_s)
@@ -243,7 +255,7 @@ class OverlaySchedule(Generic[W]):
             self.live.discard(path)
             self.version += 1
         # A dropped unit changed the answers as a landed one does: its questions ask again.
-        return self._answer(batch, [path], landed=isinstance(outcome, Landed | Dropped))
+        return self._answer(batch, [path], landed=isinstance(outcome, Landed | Checked | Dropped))
 
     def batch_over(self, batch: int) -> list[tuple[W, list[str]]]:
         """The batch's task ended: files it never reported (it failed or was cancelled)
@@ -344,10 +356,13 @@ class OverlayCompiler:
             )
         return invocation
 
-    async def run_one(self, use_database: UseDatabase, path: str, tried: Mapping[str, int]) -> OverlayOutcome:
-        """Re-index `path` if it is newer than its live unit; `tried` holds the mtimes at
-        which files failed (the same content is not tried twice). `use_database` runs a
-        function on the database when it is free (the index actor's job queue)."""
+    async def run_one(
+        self, use_database: UseDatabase, path: str, tried: Mapping[str, int], *, check: bool = False
+    ) -> OverlayOutcome:
+        """Re-index `path` if it is newer than its live unit; with `check` (a suspect), compile
+        it even if not, to learn whether it still compiles. `tried` holds the mtimes at which
+        files failed (the same content is not tried twice). `use_database` runs a function on
+        the database when it is free (the index actor's job queue)."""
 
         async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None]:
             return await anyio.to_thread.run_sync(
@@ -371,11 +386,8 @@ class OverlayCompiler:
             log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
             dropped = True
         # A file with no unit is new (or one the last build did not compile): indexed all the same.
-        if (
-            current is None
-            or (unit_mtime is not None and current <= unit_mtime)
-            or tried.get(path) == current
-        ):
+        unchanged = unit_mtime is not None and current is not None and current <= unit_mtime
+        if current is None or (unchanged and not check) or tried.get(path) == current:
             return Dropped(path) if dropped else Skipped(path)
         invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
         if isinstance(invocation, NotIndexed):
@@ -386,9 +398,16 @@ class OverlayCompiler:
             return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
         indexed = outcome
+        if unchanged:
+            # A suspect that compiles: its build's unit (newer than the file) still describes it.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(discard_run, outcome.store)
+            log.info("overlay_checked", path=path)
+            return Checked(path)
 
-        async def ingest(db: Database) -> bool:
-            return await ingest_overlay(
+        async def ingest(db: Database) -> tuple[bool, set[str]]:
+            before = await anyio.to_thread.run_sync(declared_in, db, [path])
+            ok = await ingest_overlay(
                 db,
                 indexed.store,
                 indexed.unit_names,
@@ -396,9 +415,14 @@ class OverlayCompiler:
                 file_mtime_ns=indexed.file_mtime_ns,
                 workers=self.workers,
             )
+            if not ok:
+                return False, set()
+            # Declarations the edit removed (or renamed): their users elsewhere are suspects.
+            after = await anyio.to_thread.run_sync(declared_in, db, [path])
+            return True, await anyio.to_thread.run_sync(users_of_orphans, db, before - after, [path])
 
         try:
-            ok = await use_database(ingest)
+            ok, suspects = await use_database(ingest)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(discard_run, outcome.store)
@@ -407,8 +431,8 @@ class OverlayCompiler:
                 path, WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
             )
         duration = time.perf_counter() - started
-        log.info("overlay_landed", path=path, duration_s=round(duration, 3))
-        return Landed(path, duration)
+        log.info("overlay_landed", path=path, duration_s=round(duration, 3), suspects=len(suspects))
+        return Landed(path, duration, tuple(sorted(suspects)))
 
 
 def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]:
