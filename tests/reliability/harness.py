@@ -37,6 +37,12 @@ EXCEPTION_NAME = re.compile(r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception|Group|Inter
 """A Python exception class name (KeyError, ExceptionGroup, …) or a traceback header."""
 
 
+def interpreter_or(comm: str) -> str:
+    """A process's name, with Python's interpreter spelled one way (`python`, `python3.11`:
+    it depends on how the virtual environment was made)."""
+    return "python" if re.fullmatch(r"python[0-9.]*", comm) else comm
+
+
 def new_tag() -> str:
     return uuid.uuid4().hex
 

@@ -26,6 +26,7 @@ from tests.conftest import CANARY, canary_source_count, load_expected
 from tests.reliability.harness import (
     RawServer,
     database_integrity,
+    interpreter_or,
     names,
     new_tag,
     result_text,
@@ -224,7 +225,7 @@ async def test_no_child_outlives_a_sigkilled_server(
         )
         usr = found["structuredContent"]["results"][0]["usr"]
         await server.call_tool("plan_rename", {"usr": usr, "newName": "Renamed", "projectPath": str(CANARY)})
-        assert {"python", "sourcekit-lsp"} <= {p.comm for p in tagged_processes(tag)}
+        assert {"python", "sourcekit-lsp"} <= {interpreter_or(p.comm) for p in tagged_processes(tag)}
         server.signal(signal.SIGKILL)
         assert server.process is not None
         await server.process.wait()

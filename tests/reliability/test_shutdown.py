@@ -22,6 +22,7 @@ from tests.reliability.harness import (
     RawServer,
     descendants_of,
     describe,
+    interpreter_or,
     names,
     new_tag,
     server_env,
@@ -81,7 +82,7 @@ async def test_a_server_at_rest_ends_with_all_its_children(
             "structuredContent"
         ]["warnings"]
         children = descendants_of(server.pid)
-        assert {"python", "sourcekit-lsp"} <= {p.comm for p in children}, names(children)
+        assert {"python", "sourcekit-lsp"} <= {interpreter_or(p.comm) for p in children}, names(children)
         untagged = untagged_among(children, tag)
         assert untagged == [], (
             f"every child carries the tag the survivors are found by:\n{describe(untagged)}"
@@ -113,7 +114,7 @@ async def test_a_server_in_the_middle_of_a_cold_ingestion_ends_with_all_its_chil
                 params["total"] or 0
             ):
                 break
-        workers = [p for p in descendants_of(server.pid) if p.comm == "python"]
+        workers = [p for p in descendants_of(server.pid) if interpreter_or(p.comm) == "python"]
         assert workers, "the ingestion workers are running"
 
         status = await end(server, how)
