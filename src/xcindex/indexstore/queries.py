@@ -277,6 +277,20 @@ class ReadSide:
             )
         ]
 
+    def live_unit_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
+        """The newest live unit's mtime of each of `paths` that has one (as the index spells it)."""
+        found: dict[str, int] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for path, mtime in self._conn.execute(
+                "SELECT f.path, max(u.mtime_ns) FROM units u JOIN files f ON f.id = u.main_file_id"
+                f" WHERE u.live = 1 AND f.path IN ({marks}) GROUP BY f.path",
+                chunk,
+            ):
+                found[str(path)] = int(mtime)
+        return found
+
     def paths_with_units(self, paths: Sequence[str]) -> set[str]:
         """Those of `paths` some unit (live or not) has as its main file."""
         found: set[str] = set()

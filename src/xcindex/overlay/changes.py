@@ -163,26 +163,36 @@ def _mtime(path: str) -> int | None:
 
 
 class _Live:
-    """The live units' files and mtimes, looked up as the index spells a path, else by real
-    path (a watch's spelling can differ: a symlinked folder)."""
+    """The live units' mtimes of the paths asked about, looked up as the index spells a path,
+    else by real path (a watch's spelling can differ: a symlinked folder). The whole list is
+    read only for a sweep; the real-path map once per database version."""
 
-    def __init__(self, rows: list[tuple[str, int]]) -> None:
+    def __init__(self, db: Database, paths: list[str], *, everything: bool) -> None:
+        self._db = db
+        rows = (
+            [(p, m) for p, m, *_ in db.live_files()]
+            if everything
+            else list(db.live_unit_mtimes(paths).items())
+        )
         self.by_path = dict(rows)
-        self._by_real: dict[str, tuple[str, int]] | None = None
 
     def find(self, path: str) -> tuple[str, int] | None:
         unit = self.by_path.get(path)
         if unit is not None:
             return path, unit
-        if self._by_real is None:
-            self._by_real = {os.path.realpath(p): (p, m) for p, m in self.by_path.items()}
-        return self._by_real.get(os.path.realpath(path))
+        real = os.path.realpath(path)
+        by_real = self._db.derived("live_units_by_real_path", self._by_real_path)
+        return by_real.get(real)
+
+    def _by_real_path(self) -> dict[str, tuple[str, int]]:
+        return {os.path.realpath(p): (p, m) for p, m, *_ in self._db.live_files()}
 
 
 def classify(db: Database, job: ToClassify) -> Classified:
     """Classify the touched paths (every Swift file under the roots, on a sweep) against the
     live units; forget the gone ones at once."""
-    found = _Live([(path, mtime) for path, mtime, *_ in db.live_files()])
+    everything = job.sweep or bool(job.gone_folders)
+    found = _Live(db, sorted(job.touched), everything=everything)
     live = found.by_path
     candidates: dict[str, int] = dict(job.touched)
     on_disk: dict[str, int] = {}
