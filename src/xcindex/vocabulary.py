@@ -45,8 +45,8 @@ class WarningCode(StrEnum):
     """No compiler arguments for the file (no SwiftPM build description: an Xcode project,
     a file the last build did not compile): it stays labelled stale."""
     FILE_OUTSIDE_TARGETS = "file_outside_targets"
-    """A Swift file of the project that no target's folder holds: SwiftPM compiles it into no
-    module, so no build (and no re-index) will ever index it."""
+    """A Swift file of the project in the folder of no target the last build compiled (beside
+    the targets, or in a target this platform does not build): no build here indexes it."""
     OVERLAY_PENDING = "overlay_pending"
     """The file is being re-indexed but was not done within the question's wait: it is
     labelled stale in this answer; the next question (or wait_for_fresh) sees it fresh."""

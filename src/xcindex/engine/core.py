@@ -359,8 +359,9 @@ class EngineCore:
         extra += [
             AnswerWarning(
                 WarningCode.FILE_OUTSIDE_TARGETS,
-                f"{path} is in no target's folder: SwiftPM compiles it into no module, so no answer "
-                "counts it (move it under Sources/<Target>/ to make it part of one).",
+                f"{path} is in the folder of no target the last build compiled: SwiftPM compiles it "
+                "into no module here (a file beside the targets, or in a target this platform does not "
+                "build), so no answer counts it.",
             )
             for path in changes.outside
         ]

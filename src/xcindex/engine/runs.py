@@ -122,7 +122,7 @@ async def status(core: EngineCore, args: StatusArgs) -> StatusAnswer:
     outside = tuple(
         AnswerWarning(
             WarningCode.FILE_OUTSIDE_TARGETS,
-            f"{path} is in no target's folder: SwiftPM compiles it into no module.",
+            f"{path} is in the folder of no target the last build compiled: it is in no module here.",
         )
         for path in changes.outside
     )

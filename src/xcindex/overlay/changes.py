@@ -184,6 +184,12 @@ class _Live:
         by_real = self._db.derived("live_units_by_real_path", self._by_real_path)
         return by_real.get(real)
 
+    def last_build(self) -> int:
+        """The newest live unit's mtime: when the last build wrote."""
+        return self._db.derived(
+            "newest_live_unit", lambda: max((m for _, m, *_ in self._db.live_files()), default=0)
+        )
+
     def _by_real_path(self) -> dict[str, tuple[str, int]]:
         return {os.path.realpath(p): (p, m) for p, m, *_ in self._db.live_files()}
 
@@ -235,10 +241,15 @@ def classify(db: Database, job: ToClassify) -> Classified:
                 current.append((touched, generation))
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
-        elif job.sources is not None and job.sources.outside_targets(path):
-            outside.append(path)
-        else:
+        elif job.sources is not None:
+            (outside if job.sources.outside_targets(path) else new).append(path)
+        elif mtime > found.last_build():
+            # No build description (an Xcode project, a bare store): a file written since the
+            # last build is one the next build compiles; an older one without a unit is in no
+            # target (a project folder holds more than its targets), or its unit is unreadable.
             new.append(path)
+        else:
+            current.append((touched, generation))
     declared = declared_in(db, gone) if gone else set()
     returning = db.paths_with_units(new) if new else set()
     if gone or returning:

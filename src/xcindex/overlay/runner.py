@@ -351,8 +351,9 @@ class OverlayCompiler:
             return NotIndexed(
                 path,
                 WarningCode.FILE_OUTSIDE_TARGETS,
-                f"{path} is in no target's folder, so SwiftPM compiles it into no module (and xcindex "
-                "cannot index it): a target compiles the Swift files under its folder (Sources/<Target>/…).",
+                f"{path} is in the folder of no target the last build compiled (a file beside the targets, "
+                "or in a target this platform does not build), so no module holds it and xcindex cannot "
+                "index it: a target compiles the Swift files under its folder (Sources/<Target>/…).",
             )
         return invocation
 
