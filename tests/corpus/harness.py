@@ -9,6 +9,7 @@ each one; plans are all computed from the pristine state first.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 from xml.etree import ElementTree
 
 import pytest
@@ -46,9 +48,26 @@ def cache_root() -> Path:
     )
 
 
+_HELD: list[IO[str]] = []
+
+
+def hold_cache(root: Path) -> None:
+    """Take the cache for the rest of this process: cases are applied to the cached packages
+    themselves, and two sessions doing that at once break each other's builds (seen: a
+    package restored under another session's build). One lock for the whole cache, so two
+    sessions cannot each hold a package the other waits for."""
+    if _HELD:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    lock = (root / ".lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    _HELD.append(lock)
+
+
 def prepared(name: str) -> Path:
     """The built package (built once per cache; restored from its snapshot if a run was cut)."""
     root = cache_root()
+    hold_cache(root)
     package = root / name
     pristine = root / f"{name}.pristine"
     if pristine.is_dir():

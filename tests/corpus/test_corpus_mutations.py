@@ -434,8 +434,9 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
         where = f"{file}:{mutant.line} `{mutant.old.strip()}`→`{mutant.new.strip()}`"
         want = expected.get(file)
         if want is None or want.mutants.get(mutant.line) != verdict:
+            why = f" ({full.errors[:2] or full.output[-800:]})" if not full.built else ""
             wrong.append(
-                f"{where}: {verdict}, expected {want.mutants.get(mutant.line) if want else 'no such file'}"
+                f"{where}: {verdict}{why}, expected {want.mutants.get(mutant.line) if want else 'no such file'}"
             )
         if want is not None and chosen != {i for i in ids if i.split("/")[0] in want.selects}:
             selected_suites = Counter(i.split("/")[0] for i in chosen)
