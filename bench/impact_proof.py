@@ -3,9 +3,11 @@ and check that every failing test is among change_impact's covering tests.
 
 For each mutation (a text replacement in one file): apply it, `swift build --build-tests`,
 run every test, ask change_impact (against the package's own git HEAD), then restore the
-file. Recall (failing tests that were covering) must be 1.0; precision (covering tests
-that failed) is reported: a covering test reaches the changed code, but need not notice
-the change. `python -m bench.impact_proof [--scale M]` runs it on a copy of the benchmark
+file. A mutation that fails no test (a survivor) proves nothing: it is listed, and left out
+of recall and precision. Over the killed ones, recall (failing tests that were covering)
+must be 1.0; precision (covering tests that failed) is reported beside what selecting the
+whole suite would score: a covering test reaches the changed code, but need not notice the
+change. `python -m bench.impact_proof [--scale M]` runs it on a copy of the benchmark
 package (the numbers in docs/benchmarks.md); tests/integration/test_change_impact_mutations.py
 runs it on the fixture in CI.
 """
@@ -51,14 +53,24 @@ class Outcome:
     changed: tuple[str, ...]
     answer_ms: float
     git_ms: float
+    suite: frozenset[str]
+    """Every test of the package (`swift test list`), named as failing_tests names them."""
 
     @property
-    def recall(self) -> float:
-        return len(self.failing & self.covering) / len(self.failing) if self.failing else 1.0
+    def killed(self) -> bool:
+        return bool(self.failing)
 
     @property
-    def precision(self) -> float:
-        return len(self.failing & self.covering) / len(self.covering) if self.covering else 1.0
+    def recall(self) -> float | None:
+        """None for a survivor: with nothing failing there is nothing to find."""
+        return len(self.failing & self.covering) / len(self.failing) if self.failing else None
+
+    @property
+    def precision(self) -> float | None:
+        """None for a survivor; 0.0 when nothing is selected but something failed."""
+        if not self.failing:
+            return None
+        return len(self.failing & self.covering) / len(self.covering) if self.covering else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,8 +80,8 @@ class Outcome:
             "failing": sorted(self.failing),
             "covering": len(self.covering),
             "missed": sorted(self.failing - self.covering),
-            "recall": round(self.recall, 3),
-            "precision": round(self.precision, 3),
+            "recall": None if self.recall is None else round(self.recall, 3),
+            "precision": None if self.precision is None else round(self.precision, 3),
             "filteredRunFails": sorted(self.filtered_failing),
             "changedSymbols": list(self.changed),
             "answerMs": round(self.answer_ms, 1),
@@ -84,6 +96,13 @@ def test_id(filter_text: str, kind: str) -> str:
     if kind == "xctest":
         return name
     return name.rsplit("/", 1)[-1]
+
+
+def suite_tests(root: Path) -> frozenset[str]:
+    """Every test `swift test list` names (`Module.Class/method`, `Module.Suite/func()`,
+    `Module.func()`), as failing_tests names them."""
+    listed = _run(["swift", "test", "list", "--skip-build"], root).stdout.split()
+    return frozenset(test_id(t.split("(")[0], "testing" if t.endswith(")") else "xctest") for t in listed)
 
 
 def failing_tests(output: str) -> frozenset[str]:
@@ -134,6 +153,7 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
     # Tests that fail before any mutation (the benchmark package has one) are not the
     # mutation's doing: they are left out of every case's failing set.
     baseline = failing_tests(await anyio.to_thread.run_sync(run_tests, root))
+    suite = await anyio.to_thread.run_sync(suite_tests, root)
     async with Engine(EngineConfig(reconcile=False)) as engine:
         for mutation in mutations:
             target = root / mutation.path
@@ -164,6 +184,7 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
                         tuple(f"{c['name']}:{c['change']}" for c in payload["changedSymbols"]),
                         answer_ms,
                         payload["gitMs"],
+                        suite,
                     )
                 )
             finally:
@@ -173,14 +194,21 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
 
 
 def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    failing = sum(len(o.failing) for o in outcomes)
-    hits = sum(len(o.failing & o.covering) for o in outcomes)
-    covering = sum(len(o.covering) for o in outcomes)
+    """Recall and precision over the killed mutations (None when none was killed), beside
+    the precision an answer selecting the whole suite would score on the same mutations."""
+    killed = [o for o in outcomes if o.killed]
+    failing = sum(len(o.failing) for o in killed)
+    hits = sum(len(o.failing & o.covering) for o in killed)
+    covering = sum(len(o.covering) for o in killed)
+    everything = sum(len(o.suite) for o in killed)
     return {
         "mutations": len(outcomes),
+        "killed": len(killed),
+        "survivors": [o.mutation.name for o in outcomes if not o.killed],
         "failingTests": failing,
-        "recall": round(hits / failing, 3) if failing else 1.0,
-        "precision": round(hits / covering, 3) if covering else 1.0,
+        "recall": round(hits / failing, 3) if failing else None,
+        "precision": round(hits / covering, 3) if covering else None,
+        "precisionSelectingEverything": round(failing / everything, 3) if everything else None,
         "medianAnswerMs": round(sorted(o.answer_ms for o in outcomes)[len(outcomes) // 2], 1),
         "medianGitMs": round(sorted(o.git_ms for o in outcomes)[len(outcomes) // 2], 1),
         "cases": [o.to_json() for o in outcomes],
@@ -290,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     if args.output:
         args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    # Nothing killed proves nothing: that is a failure too.
     return 0 if result["recall"] == 1.0 else 1
 
 

@@ -4,9 +4,10 @@
 Talks to a sourcekit-lsp child directly (lsp/client.py's connection), on a package that
 sourcekit-lsp may build into (`.build/index-build`): use a copy. Each question is asked at
 a symbol's definition and compared at depth 1 by the set of related symbols (name and
-definition line) and, for calls, the set of call sites (line, UTF-8 column).
-Every difference is put under the kind that explains it (`differences`, DIFFERENCE_KINDS)
-or under "unexplained". `python -m bench.lsp_hierarchy PACKAGE` prints the comparison for a
+definition line) and, for calls, the set of (caller or callee, call site) pairs (line,
+UTF-8 column). Every difference is put under the kind that explains it (`differences`,
+DIFFERENCE_KINDS) or under "unexplained"; a call only xcindex lists is dispatch only when
+sourcekit-lsp itself (`definition` at the site, then `implementation`) reaches the method. `python -m bench.lsp_hierarchy PACKAGE` prints the comparison for a
 built copy of a benchmark package (its subjects, both directions each, and one family's
 override chain); tests/integration/test_hierarchy_vs_lsp.py checks the fixture.
 """
@@ -16,8 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,27 +33,30 @@ from xcindex.lsp.jsonrpc import JsonRpcConnection
 from xcindex.project.toolchain import find_sourcekit_lsp
 from xcindex.tools.graph.call_hierarchy import CallGroup
 
-Related = frozenset[tuple[str, str, int]]
+Symbol = tuple[str, str, int]
 """(base name, path, 1-based line of its definition)"""
-Sites = frozenset[tuple[str, int, int]]
+Site = tuple[str, int, int]
 """(path, 1-based line, 1-based UTF-8 column)"""
+Call = tuple[Symbol, Site]
+"""A related symbol (caller incoming, callee outgoing) and one call site."""
 
 
 @dataclass(frozen=True)
 class Comparison:
     question: str
-    xcindex: Related
-    lsp: Related
-    xcindex_sites: Sites
-    lsp_sites: Sites
-    xcindex_via: Related = frozenset()
-    """Symbols xcindex relates only through dynamic dispatch (viaDispatch groups)."""
-    xcindex_via_sites: Sites = frozenset()
-    """Sites xcindex lists as dynamic calls through a base or requirement (resolvesTo ≠ callee)."""
+    xcindex: frozenset[Symbol]
+    lsp: frozenset[Symbol]
+    xcindex_calls: frozenset[Call] = frozenset()
+    lsp_calls: frozenset[Call] = frozenset()
+    dispatch_by_lsp: frozenset[Call] = frozenset()
+    """Of xcindex's calls sourcekit-lsp does not list, those it confirms as dynamic dispatch:
+    its own definition of the symbol called at the site reaches the called method (the one
+    asked about incoming, the callee outgoing) through its implementation relation
+    (overrides and witnesses, transitively). Nothing here comes from xcindex's answer."""
 
     @property
     def agrees(self) -> bool:
-        return self.xcindex == self.lsp and self.xcindex_sites == self.lsp_sites
+        return self.xcindex == self.lsp and self.xcindex_calls == self.lsp_calls
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,8 +64,8 @@ class Comparison:
             "agrees": self.agrees,
             "onlyXcindex": sorted(map(str, self.xcindex - self.lsp)),
             "onlyLsp": sorted(map(str, self.lsp - self.xcindex)),
-            "sitesOnlyXcindex": sorted(map(str, self.xcindex_sites - self.lsp_sites)),
-            "sitesOnlyLsp": sorted(map(str, self.lsp_sites - self.xcindex_sites)),
+            "callsOnlyXcindex": sorted(map(str, self.xcindex_calls - self.lsp_calls)),
+            "callsOnlyLsp": sorted(map(str, self.lsp_calls - self.xcindex_calls)),
         }
 
 
@@ -76,72 +81,89 @@ DIFFERENCE_KINDS = {
     "xcindex leaves them to find_references",
     "utf16_column": "after non-ASCII text sourcekit-lsp returns the index's UTF-8 column as a UTF-16 offset",
     "extension_item": "sourcekit-lsp anchors a conformance declared in an extension at the "
-    "extension and lists a protocol's own extensions as its subtypes; types are compared by name",
+    "extension and lists a protocol's own extensions as its subtypes",
 }
 
 
 def differences(result: Comparison, root: Path) -> dict[str, list[str]]:
-    """Each difference between the two answers under the kind that explains it (the keys
-    of DIFFERENCE_KINDS), or under "unexplained"."""
+    """Each difference between the two answers, as text naming the symbol and the site,
+    under the kind that explains it (the keys of DIFFERENCE_KINDS), or under "unexplained".
+    A kind is granted on evidence outside xcindex's answer: the source text at the site
+    (super calls, non-ASCII text, extensions), where sourcekit-lsp's callee is defined or
+    how it is named (external callees, implicit accessors), and sourcekit-lsp's own
+    implementation relation (dispatch, `dispatch_by_lsp`)."""
     found: dict[str, list[str]] = {}
 
-    def note(kind: str, item: object) -> None:
-        found.setdefault(kind, []).append(str(item))
+    def note(kind: str, item: str) -> None:
+        found.setdefault(kind, []).append(item)
 
     kind, direction, name = result.question.split()[:3]
     if kind == "types":
-        mine, theirs = {n for n, _, _ in result.xcindex}, {n for n, _, _ in result.lsp}
-        for type_name in theirs - mine:
-            kind_of = "extension_item" if type_name == name else "unexplained"
-            note(kind_of, f"sourcekit-lsp only: {type_name}")
-        for type_name in mine - theirs:
-            note("unexplained", f"xcindex only: {type_name}")
-        if mine == theirs and result.xcindex != result.lsp:
-            note("extension_item", "same types, other anchors")
-        return found
-    only_lsp = set(result.lsp_sites - result.xcindex_sites)
-    only_mine = set(result.xcindex_sites - result.lsp_sites)
-    for site in sorted(only_lsp):
-        shifted = [s for s in only_mine if s[:2] == site[:2]] if _non_ascii_before(site) else []
+        _type_differences(result, root, name, note)
+        return {k: sorted(v) for k, v in found.items()}
+    role = "caller" if direction == "incoming" else "callee"
+    only_lsp = set(result.lsp_calls - result.xcindex_calls)
+    only_mine = set(result.xcindex_calls - result.lsp_calls)
+    for symbol, site in sorted(only_lsp):
+        where = f"{role} {_symbol(root, symbol)} at {_rel(root, site)}"
+        shifted = [(s, t) for s, t in only_mine if s == symbol and _utf8_read_as_utf16(t) == site]
         if len(shifted) == 1:
             only_mine.discard(shifted[0])
-            note("utf16_column", f"{_rel(root, site)} (xcindex column {shifted[0][2]})")
-        elif _is_super_call(site):
-            note("super_call", _rel(root, site))
-        elif direction == "outgoing":
-            pass  # judged with the callees below
+            note("utf16_column", f"{where} (xcindex column {shifted[0][1][2]})")
+        elif direction == "incoming" and _is_super_call(site):
+            note("super_call", where)
+        elif direction == "outgoing" and not symbol[1].startswith(str(root)):
+            note("external_callee", where)
+        elif direction == "outgoing" and symbol[0].startswith(("getter:", "setter:")):
+            note("implicit_accessor", where)
         else:
-            note("unexplained", f"sourcekit-lsp-only site {_rel(root, site)}")
-    for site in sorted(only_mine):
-        note(
-            "dispatch" if site in result.xcindex_via_sites else "unexplained",
-            f"xcindex-only site {_rel(root, site)}",
-        )
-    for other in sorted(result.xcindex - result.lsp):
-        note(
-            "dispatch" if other in result.xcindex_via else "unexplained",
-            f"xcindex only: {other[0]}:{other[2]}",
-        )
-    for other in sorted(result.lsp - result.xcindex):
-        other_name, path, line = other
-        if direction == "outgoing" and not path.startswith(str(root)):
-            note("external_callee", other_name)
-        elif direction == "outgoing" and other_name.startswith(("getter:", "setter:")):
-            note("implicit_accessor", other_name)
-        elif (
-            direction == "incoming"
-            and (other_name == name.split(".")[-1].split("(")[0])
-            and any(_is_super_call(s) for s in only_lsp)
-        ):
-            note("super_call", f"sourcekit-lsp only: {other_name}:{line}")
-        else:
-            note("unexplained", f"sourcekit-lsp only: {other_name}:{line}")
-    return found
+            note("unexplained", f"only sourcekit-lsp: {where}")
+    for call in sorted(only_mine):
+        where = f"{role} {_symbol(root, call[0])} at {_rel(root, call[1])}"
+        note("dispatch" if call in result.dispatch_by_lsp else "unexplained", where)
+    listed = {s for s, _ in result.xcindex_calls | result.lsp_calls}
+    for symbol in sorted((result.xcindex ^ result.lsp) - listed):
+        note("unexplained", f"{role} {_symbol(root, symbol)} with no call site")
+    return {k: sorted(v) for k, v in found.items()}
 
 
-def _rel(root: Path, site: tuple[str, int, int]) -> str:
-    path = os.path.relpath(site[0], root) if site[0].startswith(str(root)) else site[0]
-    return f"{path}:{site[1]}:{site[2]}"
+def _type_differences(result: Comparison, root: Path, name: str, note: Callable[[str, str], None]) -> None:
+    mine = {n: (p, line) for n, p, line in result.xcindex}
+    theirs = {n: (p, line) for n, p, line in result.lsp}
+    for type_name, (path, line) in sorted(theirs.items()):
+        at = _at(root, path, line)
+        if type_name not in mine:
+            own_extension = type_name == name and _extends(path, line, type_name)
+            note(
+                "extension_item" if own_extension else "unexplained",
+                f"only sourcekit-lsp: {type_name} at {at}",
+            )
+        elif mine[type_name] != (path, line):
+            item = f"{type_name} at {at} (xcindex: {_at(root, *mine[type_name])})"
+            note("extension_item" if _extends(path, line, type_name) else "unexplained", item)
+    for type_name in sorted(mine.keys() - theirs.keys()):
+        note("unexplained", f"only xcindex: {type_name}")
+
+
+def _extends(path: str, line: int, type_name: str) -> bool:
+    """The line declares an extension of the type (where sourcekit-lsp anchors it)."""
+    return re.match(rf"\s*(?:\w+\s+)*extension\s+{re.escape(type_name)}\b", _line(path, line)) is not None
+
+
+def _symbol(root: Path, symbol: Symbol) -> str:
+    """`name (path:line)` for the project's symbols, the bare name for the SDK's."""
+    name, path, line = symbol
+    if not path.startswith(str(root)):
+        return name
+    return f"{name} ({_at(root, path, line)})"
+
+
+def _at(root: Path, path: str, line: int) -> str:
+    return f"{os.path.relpath(path, root) if path.startswith(str(root)) else path}:{line}"
+
+
+def _rel(root: Path, site: Site) -> str:
+    return f"{_at(root, site[0], site[1])}:{site[2]}"
 
 
 def _line(path: str, line: int) -> str:
@@ -151,8 +173,11 @@ def _line(path: str, line: int) -> str:
         return ""
 
 
-def _non_ascii_before(site: tuple[str, int, int]) -> bool:
-    return not _line(site[0], site[1]).isascii()
+def _utf8_read_as_utf16(site: Site) -> Site:
+    """Where a site lands when its UTF-8 offset is read as a UTF-16 one (the same site on
+    an ASCII line)."""
+    path, line, column = site
+    return (path, line, _utf16_to_utf8_column(Path(path), line - 1, column - 1))
 
 
 def _is_super_call(site: tuple[str, int, int]) -> bool:
@@ -201,15 +226,17 @@ class LspHierarchy:
             self._opened.add(uri)
         return uri
 
-    async def _prepare(self, method: str, path: Path, line: int, column: int) -> list[Any]:
+    async def _at_position(self, method: str, path: Path, line: int, column: int) -> list[Any]:
         uri = await self._open(path)
         position = {"line": line - 1, "character": _utf8_to_utf16(path, line, column)}
         raw = await self.client.connection.request(
             method, {"textDocument": {"uri": uri}, "position": position}, timeout=120
         )
+        if isinstance(raw, dict):
+            return [raw]
         return list(raw) if isinstance(raw, list) else []
 
-    def _item(self, item: Any) -> tuple[str, str, int]:
+    def _item(self, item: Any) -> Symbol:
         path = uri_to_path(item["uri"]) or Path(item["uri"])
         return (
             lsp_base_name(str(item["name"])),
@@ -217,7 +244,7 @@ class LspHierarchy:
             int(item["selectionRange"]["start"]["line"]) + 1,
         )
 
-    def _sites(self, item: Any, ranges: Sequence[Any]) -> set[tuple[str, int, int]]:
+    def _sites(self, item: Any, ranges: Sequence[Any]) -> set[Site]:
         path = uri_to_path(item["uri"]) or Path(item["uri"])
         return {
             (
@@ -228,10 +255,16 @@ class LspHierarchy:
             for r in ranges
         }
 
-    async def calls(self, path: Path, line: int, column: int, direction: str) -> tuple[Related, Sites]:
-        related: set[tuple[str, str, int]] = set()
-        sites: set[tuple[str, int, int]] = set()
-        for item in await self._prepare("textDocument/prepareCallHierarchy", path, line, column):
+    async def calls(
+        self, path: Path, line: int, column: int, direction: str
+    ) -> tuple[frozenset[Symbol], frozenset[Symbol], frozenset[Call]]:
+        """The symbols prepared at the position, their callers or callees, and the
+        (caller or callee, site) pairs."""
+        prepared: set[Symbol] = set()
+        related: set[Symbol] = set()
+        calls: set[Call] = set()
+        for item in await self._at_position("textDocument/prepareCallHierarchy", path, line, column):
+            prepared.add(self._item(item))
             method = (
                 "callHierarchy/incomingCalls" if direction == "incoming" else "callHierarchy/outgoingCalls"
             )
@@ -241,18 +274,56 @@ class LspHierarchy:
                 other = call["from" if direction == "incoming" else "to"]
                 related.add(self._item(other))
                 # Incoming ranges are in the caller's file; outgoing ones in the item's.
-                sites |= self._sites(other if direction == "incoming" else item, call["fromRanges"])
-        return frozenset(related), frozenset(sites)
+                sites = self._sites(other if direction == "incoming" else item, call["fromRanges"])
+                calls |= {(self._item(other), site) for site in sites}
+        return frozenset(prepared), frozenset(related), frozenset(calls)
 
-    async def types(self, path: Path, line: int, column: int, direction: str) -> Related:
-        related: set[tuple[str, str, int]] = set()
-        for item in await self._prepare("textDocument/prepareTypeHierarchy", path, line, column):
+    async def reachable(self, site: Site) -> frozenset[tuple[str, int]]:
+        """The definitions (path, line) a call at the site can run, by sourcekit-lsp alone:
+        what it gives as the definition there, and everything its `implementation` request
+        gives for those, transitively (overrides, witnesses, conforming types)."""
+        path = Path(site[0])
+        found = {
+            place
+            for location in await self._at_position("textDocument/definition", path, site[1], site[2])
+            if (place := _location(location)) is not None
+        }
+        pending = list(found)
+        while pending and len(found) < 500:
+            place_path, place_line, place_column = pending.pop()
+            for location in await self._at_position(
+                "textDocument/implementation", Path(place_path), place_line, place_column
+            ):
+                place = _location(location)
+                if place is not None and place not in found:
+                    found.add(place)
+                    pending.append(place)
+        return frozenset((p, line) for p, line, _ in found)
+
+    async def types(self, path: Path, line: int, column: int, direction: str) -> frozenset[Symbol]:
+        related: set[Symbol] = set()
+        for item in await self._at_position("textDocument/prepareTypeHierarchy", path, line, column):
             answer = await self.client.connection.request(
                 f"typeHierarchy/{direction}", {"item": item}, timeout=120
             )
             for other in answer if isinstance(answer, list) else []:
                 related.add(self._item(other))
         return frozenset(related)
+
+
+def _location(location: Any) -> Site | None:
+    """A Location or LocationLink in a Swift source file, as (path, line, UTF-8 column)."""
+    uri = location.get("targetUri") or location.get("uri")
+    place = location.get("targetSelectionRange") or location.get("range")
+    path = uri_to_path(str(uri)) if uri else None
+    if path is None or place is None or path.suffix != ".swift" or not path.is_file():
+        return None
+    line = int(place["start"]["line"])
+    return (
+        os.path.realpath(path),
+        line + 1,
+        _utf16_to_utf8_column(path, line, int(place["start"]["character"])),
+    )
 
 
 @asynccontextmanager
@@ -309,19 +380,28 @@ async def compare(root: Path, questions: Sequence[tuple[str, str, str]]) -> list
                     offset = answer.next_offset()
                 incoming = direction == "incoming"
                 mine = {_named(g.caller if incoming else g.callee) for g in groups}
-                my_sites = {_place(s) for g in groups for s, _ in g.sites}
-                via = {_named(g.caller if incoming else g.callee) for g in groups if g.via_dispatch}
-                via_sites = {_place(s) for g in groups for s, usr in g.sites if usr != g.callee.symbol.usr}
-                theirs, their_sites = await lsp.calls(path, line, column, direction)
+                my_calls = {
+                    (_named(g.caller if incoming else g.callee), _place(s))
+                    for g in groups
+                    for s, _ in g.sites
+                }
+                asked, theirs, their_calls = await lsp.calls(path, line, column, direction)
+                # A call only xcindex lists is dispatch when sourcekit-lsp's own definition at
+                # the site reaches the method called: the asked one (incoming), the callee (outgoing).
+                confirmed: set[Call] = set()
+                for call in my_calls - their_calls:
+                    targets = asked if incoming else {call[0]}
+                    reachable = await lsp.reachable(call[1])
+                    if any((p, line_) in reachable for _, p, line_ in targets):
+                        confirmed.add(call)
                 results.append(
                     Comparison(
                         f"calls {direction} {name}",
                         frozenset(mine),
                         theirs,
-                        frozenset(my_sites),
-                        their_sites,
-                        frozenset(via),
-                        frozenset(via_sites),
+                        frozenset(my_calls),
+                        their_calls,
+                        frozenset(confirmed),
                     )
                 )
             else:
@@ -333,9 +413,7 @@ async def compare(root: Path, questions: Sequence[tuple[str, str, str]]) -> list
                     for link in answer_t.links
                 }
                 theirs = await lsp.types(path, line, column, direction)
-                results.append(
-                    Comparison(f"types {direction} {name}", frozenset(mine), theirs, frozenset(), frozenset())
-                )
+                results.append(Comparison(f"types {direction} {name}", frozenset(mine), theirs))
     return results
 
 
@@ -343,11 +421,11 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _place(site: Any) -> tuple[str, int, int]:
+def _place(site: Any) -> Site:
     return (_real(site.occurrence.path), site.occurrence.line, site.occurrence.column)
 
 
-def _named(site: Any) -> tuple[str, str, int]:
+def _named(site: Any) -> Symbol:
     definition = site.definition
     return (
         str(site.symbol.name).split("(")[0],

@@ -9,6 +9,7 @@ each one; plans are all computed from the pristine state first.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 from xml.etree import ElementTree
 
 import pytest
@@ -46,9 +48,26 @@ def cache_root() -> Path:
     )
 
 
+_HELD: list[IO[str]] = []
+
+
+def hold_cache(root: Path) -> None:
+    """Take the cache for the rest of this process: cases are applied to the cached packages
+    themselves, and two sessions doing that at once break each other's builds (seen: a
+    package restored under another session's build). One lock for the whole cache, so two
+    sessions cannot each hold a package the other waits for."""
+    if _HELD:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    lock = (root / ".lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    _HELD.append(lock)
+
+
 def prepared(name: str) -> Path:
     """The built package (built once per cache; restored from its snapshot if a run was cut)."""
     root = cache_root()
+    hold_cache(root)
     package = root / name
     pristine = root / f"{name}.pristine"
     if pristine.is_dir():
@@ -109,10 +128,12 @@ class Outcome:
 
 def parse_results(output: str, swift_testing_report: str | None = None) -> tuple[set[str], set[str]]:
     """Passed and failed test names. Swift Testing's come from its XUnit report when there is
-    one: its tests run in parallel and print into the same output, and CI once met a run
-    whose 164 passing tests were read as fewer from the console. XCTest's (serial) and, when
-    the report is missing or cut short (a crashed run), Swift Testing's are read from the
-    console, where the markers are found anywhere on a line."""
+    one, named `Module.Suite/test()` as `swift test list` names them (two suites may each have
+    a test of the same name): its tests run in parallel and print into the same output, and
+    CI once met a run whose 164 passing tests were read as fewer from the console. XCTest's
+    (serial) and, when the report is missing or cut short (a crashed run), Swift Testing's
+    are read from the console (`test()`: the console does not name the suite), where the
+    markers are found anywhere on a line."""
     passed: set[str] = set()
     failed: set[str] = set()
     for suite, test, status in _XCTEST.findall(output):
@@ -123,7 +144,7 @@ def parse_results(output: str, swift_testing_report: str | None = None) -> tuple
         report = None  # cut short: the run died before writing it out
     if report is not None:
         for case in report.iter("testcase"):
-            name = case.get("name", "")
+            name = "/".join(filter(None, (case.get("classname"), case.get("name", ""))))
             if case.find("failure") is not None or case.find("error") is not None:
                 failed.add(name)
             elif case.find("skipped") is None:
@@ -147,9 +168,17 @@ def listed_tests(package: Path) -> list[str]:
     return [line.strip() for line in result.stdout.splitlines() if "/" in line]
 
 
+def only(tests: Iterable[str]) -> str:
+    """A `--filter`/`--skip` expression for exactly these Swift Testing tests (`Module.Suite/test()`:
+    `swift test` matches more after the parentheses, so the expression is not anchored there)."""
+    return "|".join("^" + re.escape(test) for test in sorted(tests))
+
+
 def ids_of(name: str, ids: list[str]) -> list[str]:
-    """The identifiers a test named in the output (`Suite.test` for XCTest, `test()` for
-    Swift Testing) can be."""
+    """The identifiers a test named in the output (`Suite.test` for XCTest, `Module.Suite/test()`
+    from Swift Testing's report, `test()` from its console) can be."""
+    if "/" in name:
+        return [name] if name in ids else []
     if name.endswith(")"):
         return [i for i in ids if i.endswith("/" + name)]
     suite, _, test = name.rpartition(".")
@@ -169,13 +198,21 @@ def build_and_test(
     return run_tests(package, test_filter=test_filter, env=env)
 
 
-def run_tests(package: Path, *, test_filter: str | None = None, env: dict[str, str] | None = None) -> Outcome:
+def run_tests(
+    package: Path,
+    *,
+    test_filter: str | None = None,
+    skip: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="xcindex-xunit-") as reports:
         # Swift Testing writes `<name>-swift-testing.xml` beside the path given (XCTest's own
         # report needs --parallel, which these runs do not use).
         args = ["test", "--skip-build", "--xunit-output", str(Path(reports) / "results.xml")]
         if test_filter:
             args += ["--filter", test_filter]
+        if skip:
+            args += ["--skip", skip]
         result = subprocess.run(
             [swift_executable(), *args, "--package-path", str(package)],
             capture_output=True,

@@ -31,10 +31,12 @@ k() passed after 0.001 seconds.
 """
 
 
-def test_the_report_names_every_swift_testing_result_the_console_garbled_or_showed_by_title() -> None:
+def test_the_report_names_every_swift_testing_result_by_its_suite_where_the_console_garbled_or_showed_a_title() -> (
+    None
+):
     passed, failed = parse_results(CONSOLE, REPORT)
-    assert passed == {"XT.testA", "ok()", "named()"}
-    assert failed == {"XT.testB", "param(x:)"}
+    assert passed == {"XT.testA", "LTests.S/ok()", "LTests.S/named()"}
+    assert failed == {"XT.testB", "LTests.S/param(x:)"}
 
 
 def test_without_a_report_the_console_is_read() -> None:
