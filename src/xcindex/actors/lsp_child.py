@@ -458,7 +458,10 @@ class LspActor:
         outcome: Outcome[LspAnswer]
         try:
             outcome = Outcome(value=await self._answer(query))
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                envelope.close()  # cancelled (the child is being stopped): the caller hears ActorGone
+                raise
             error = classify_fault(
                 exc, LspStage.REQUEST, context=f"sourcekit-lsp for {self.root}: {query.describe()}"
             )
