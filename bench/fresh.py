@@ -108,3 +108,140 @@ def _p50_p95(samples_s: list[float]) -> dict[str, Any]:
         "p95_s": round(percentile(samples_s, 0.95), 3),
         "max_s": round(max(samples_s), 3) if samples_s else None,
     }
+
+
+HUB_FUNCTION = "benchClamp(_:limit:)"
+"""Called from every family: a new call of it can appear in any file."""
+
+
+def _probe_call(number: int) -> str:
+    return f"\npublic func benchProbe{number}() -> Int {{ benchClamp({number}, limit: 2) }}\n"
+
+
+async def _poll(engine: Engine, root: Path, started: float, ready: Any) -> tuple[bool, float, int]:
+    asked = 0
+    while time.perf_counter() - started < FRESH_LIMIT_S:
+        asked += 1
+        if await ready():
+            return True, time.perf_counter() - started, asked
+    return False, time.perf_counter() - started, asked
+
+
+async def transitions(root: Path, cache: Path, families: int, count: int) -> dict[str, Any]:
+    """Two transitions an agent's session is made of, without any hook (the project's watch
+    sees them), each `count` times: a call of the hub function written into a file no
+    answer named ("edit elsewhere"), and a new file with a type and a call ("new file").
+    Timed from the write to the first answer that is complete and has the new site (and,
+    for the new file, finds the new type); then the compiler's incremental build and the
+    answer after it, whose sites must be the same. Each edit is undone and rebuilt (not
+    timed) before the next."""
+    kinds: dict[str, dict[str, list[float]]] = {
+        "edit_elsewhere": {"fresh": [], "build": []},
+        "new_file": {"fresh": [], "build": []},
+    }
+    rows: list[dict[str, Any]] = []
+    with cache_env(cache):
+        async with Engine(EngineConfig(overlay=True, reconcile=False)) as engine:
+            found = await engine.find_symbol(HUB_FUNCTION, project_path=str(root))
+            assert found.resolved is not None
+            usr = found.resolved.symbol.usr
+            for index in range(count):
+                k = (index * families) // max(count, 1) % families
+                for kind in kinds:
+                    number = index * 2 + (kind == "new_file")
+                    folder = root / "Sources" / "BenchFeatures" / f"Family{k}"
+                    if kind == "edit_elsewhere":
+                        path = folder / f"Feature{k}.swift"
+                        original: bytes | None = path.read_bytes()
+                        text = _probe_call(number)
+                        data = (original or b"") + text.encode()
+                        site = (str(path), (original or b"").count(b"\n") + 2, 35 + len(str(number)))
+                    else:
+                        path = folder / f"Probe{number}.swift"
+                        original = None
+                        text = f"import BenchCore\n\npublic struct Probe{number} {{}}\n" + _probe_call(number)
+                        data = text.encode()
+                        site = (str(path), 5, 35 + len(str(number)))
+                    name = f"Probe{number}"
+
+                    async def ready(site: Site = site, kind: str = kind, name: str = name) -> bool:
+                        sites, answer = await _answer_sites(engine, root, usr)
+                        if answer["completeness"] != "complete" or site not in sites:
+                            return False
+                        if kind == "new_file":
+                            symbol = await engine.find_symbol(name, project_path=str(root))
+                            return str(symbol.freshness.completeness) == "complete" and bool(symbol.matches)
+                        return True
+
+                    row: dict[str, Any] = {"kind": kind, "path": str(path.relative_to(root))}
+                    try:
+                        started = time.perf_counter()
+                        path.write_bytes(data)
+                        fresh_now, elapsed, asked = await _poll(engine, root, started, ready)
+                        sites, _ = await _answer_sites(engine, root, usr)
+                        row.update({"fresh": fresh_now, "to_fresh_s": round(elapsed, 3), "questions": asked})
+                        if fresh_now:
+                            kinds[kind]["fresh"].append(elapsed)
+                        with Stopwatch() as build:
+                            _swift_build(root)
+                        built, _ = await _answer_sites(engine, root, usr)
+                        kinds[kind]["build"].append(build.seconds)
+                        row.update(
+                            {
+                                "compiler_build_s": round(build.seconds, 2),
+                                "same_sites_as_build": built == sites,
+                            }
+                        )
+                    finally:
+                        if original is None:
+                            path.unlink(missing_ok=True)
+                        else:
+                            path.write_bytes(original)
+                        _swift_build(root)
+                    rows.append(row)
+    return {
+        "edits": rows,
+        **{
+            kind: {
+                "fresh": sum(1 for row in rows if row["kind"] == kind and row["fresh"]),
+                "identical_to_build": sum(
+                    1 for row in rows if row["kind"] == kind and row.get("same_sites_as_build")
+                ),
+                "to_fresh": _p50_p95(samples["fresh"]),
+                "compiler_build": _p50_p95(samples["build"]),
+            }
+            for kind, samples in kinds.items()
+        },
+    }
+
+
+def watch_cost(root: Path, repeats: int = 5) -> dict[str, Any]:
+    """What knowing about changes costs on this package's tree: one sweep (a stat of every
+    Swift file), opening the watch (a walk and one inotify watch per folder), and reading an
+    empty watch (what a question with nothing changed pays)."""
+    from xcindex.project.watch import TreeWatch, sweep
+
+    roots = [root / "Sources", root / "Tests"]
+    sweeps, opens, drains = [], [], []
+    files = folders = 0
+    for _ in range(repeats):
+        with Stopwatch() as swept:
+            files = len(sweep(roots))
+        sweeps.append(swept.seconds)
+        with Stopwatch() as opened:
+            watch = TreeWatch.open(roots)
+        opens.append(opened.seconds)
+        assert watch is not None
+        folders = watch.folders
+        with Stopwatch() as drained:
+            watch.drain()
+        drains.append(drained.seconds)
+        watch.close()
+    return {
+        "swift_files": files,
+        "folders_watched": folders,
+        "sweep_ms": round(percentile(sweeps, 0.5) * 1000, 1),
+        "watch_open_ms": round(percentile(opens, 0.5) * 1000, 1),
+        "empty_drain_us": round(percentile(drains, 0.5) * 1e6, 1),
+        "kernel_memory_kb_estimate": folders,
+    }

@@ -164,6 +164,25 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
                     f"≤ {goal:g} s: " + _verdict(ours, goal) if goal is not None else "",
                 )
             )
+    moves = scale.get("transitions")
+    if moves:
+        for kind, label in (
+            ("edit_elsewhere", "a call written in a file no answer named"),
+            ("new_file", "a new file"),
+        ):
+            for key in ("p50_s", "p95_s"):
+                ours = _f(moves[kind]["to_fresh"][key])
+                theirs = _f(moves[kind]["compiler_build"][key])
+                rows.append(
+                    (
+                        f"{label} → fresh, no hook, no build, {key[:3]} (s)",
+                        _num(ours, 2),
+                        _num(theirs, 2),
+                        f"the compiler's incremental `swift build`, {key[:3]}",
+                        _ratio(ours, theirs),
+                        "≤ 15 s: " + _verdict(ours, 15.0),
+                    )
+                )
     impact = scale.get("change_impact")
     if impact:
         rows.append(
@@ -381,6 +400,27 @@ def _details(scale: dict[str, Any]) -> str:
             f"p95 {fresh['compiler_build']['p95_s']} s (edited: "
             + ", ".join(f"`{row['path']}` {row.get('edit_to_fresh_s')} s" for row in fresh["edits"])
             + ")."
+        )
+    moves = scale.get("transitions")
+    if moves:
+        for kind, label in (
+            ("edit_elsewhere", "A call written into a file no answer named"),
+            ("new_file", "A new file"),
+        ):
+            part = moves[kind]
+            lines.append(
+                f"- {label} (no hook: the project's watch), until an answer is complete with the new site: "
+                f"{part['fresh']} fresh, {part['identical_to_build']} with the same sites as after the build; "
+                f"p50 {part['to_fresh']['p50_s']} s, p95 {part['to_fresh']['p95_s']} s; the build alone p50 "
+                f"{part['compiler_build']['p50_s']} s."
+            )
+    cost = scale.get("watch_cost")
+    if cost:
+        lines.append(
+            f"- Knowing what changed: {cost['swift_files']} Swift files in {cost['folders_watched']} folders; a "
+            f"sweep {cost['sweep_ms']} ms, opening the watch {cost['watch_open_ms']} ms (once per store), an empty "
+            f"watch read {cost['empty_drain_us']} µs per question, about {cost['kernel_memory_kb_estimate']} KB of "
+            "kernel memory."
         )
     impact = scale.get("change_impact")
     if impact:

@@ -193,6 +193,14 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
     )
     timings[f"{scale}: edit → fresh"] = round(time.perf_counter() - started, 1)
 
+    log(f"{scale}: edit elsewhere → fresh, new file → found (no hook) x{args.fresh_edits}")
+    started = time.perf_counter()
+    result["transitions"] = await fresh.transitions(
+        root, warm_cache, int(manifest["families"]), max(1, args.fresh_edits // 2)
+    )
+    timings[f"{scale}: transitions"] = round(time.perf_counter() - started, 1)
+    result["watch_cost"] = phase(timings, f"{scale}: watch cost", lambda: fresh.watch_cost(root))
+
     result["grep"] = phase(
         timings,
         f"{scale}: grep",
