@@ -32,7 +32,7 @@ from bench.build import bench_dir, compile_walker, prepare_package, run_walker, 
 from bench.generate import SCALES, load_manifest
 from bench.report import render_markdown, write_docs
 from xcindex import Engine
-from xcindex.indexstore.library import find_library
+from xcindex.project.toolchain import find_library
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"

@@ -25,7 +25,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-if ! .venv/bin/python -c "from xcindex.indexstore.library import find_library; print(find_library())" >/dev/null; then
+if ! .venv/bin/python -c "from xcindex.project.toolchain import find_library; print(find_library())" >/dev/null; then
   echo "xcindex: libIndexStore was not found next to the Swift toolchain." >&2
   exit 3
 fi

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from xcindex.hooks import events as hooks
+from xcindex.hooks import input as hook_input
 from xcindex.hooks.grep_advice import swift_identifier
 from xcindex.project import ledger
 from xcindex.project.candidates import Project, choose_project, find_projects
@@ -94,16 +95,16 @@ def grep(tool_input: dict[str, object], cwd: str) -> bytes:
 
 
 def test_parses_the_current_protocol_and_the_older_environment_variable() -> None:
-    call = hooks.parse_tool_call(post("Edit", {"file_path": "/a/B.swift"}), {})
-    assert call == hooks.ToolCall("Edit", {"file_path": "/a/B.swift"}, "/work")
-    older = hooks.parse_tool_call(b"", {"CLAUDE_TOOL_INPUT": '{"file_path": "/a/C.swift"}'})
-    assert older == hooks.ToolCall(None, {"file_path": "/a/C.swift"}, None)
+    call = hook_input.parse_tool_call(post("Edit", {"file_path": "/a/B.swift"}), {})
+    assert call == hook_input.ToolCall("Edit", {"file_path": "/a/B.swift"}, "/work")
+    older = hook_input.parse_tool_call(b"", {"CLAUDE_TOOL_INPUT": '{"file_path": "/a/C.swift"}'})
+    assert older == hook_input.ToolCall(None, {"file_path": "/a/C.swift"}, None)
     # Unreadable stdin falls back to the environment variable too.
-    fallback = hooks.parse_tool_call(b"{oops", {"CLAUDE_TOOL_INPUT": '{"path": "/a/D.h"}'})
+    fallback = hook_input.parse_tool_call(b"{oops", {"CLAUDE_TOOL_INPUT": '{"path": "/a/D.h"}'})
     assert fallback.tool_input == {"path": "/a/D.h"}
-    bare = hooks.parse_tool_call(b'{"file_path": "/a/E.m"}', {})
+    bare = hook_input.parse_tool_call(b'{"file_path": "/a/E.m"}', {})
     assert bare.tool_input == {"file_path": "/a/E.m"}
-    relative_cwd = hooks.parse_tool_call(b'{"tool_input": {}, "cwd": "not/absolute"}', {})
+    relative_cwd = hook_input.parse_tool_call(b'{"tool_input": {}, "cwd": "not/absolute"}', {})
     assert relative_cwd.cwd is None
 
 
@@ -123,8 +124,8 @@ def test_parses_the_current_protocol_and_the_older_environment_variable() -> Non
     ],
 )
 def test_bad_input_is_reported_not_raised(stdin: bytes, environ: dict[str, str], message: str) -> None:
-    with pytest.raises(hooks.HookInputError, match=message):
-        hooks.parse_tool_call(stdin, environ)
+    with pytest.raises(hook_input.HookInputError, match=message):
+        hook_input.parse_tool_call(stdin, environ)
 
 
 # -- post-tool-use ----------------------------------------------------------------------------

@@ -16,9 +16,9 @@ import anyio
 import anyio.to_thread
 
 from xcindex.engine.core import edited_in_project, files_freshness_of, overlay_files_in
-from xcindex.indexstore.library import toolchain_roots
 from xcindex.overlay.changes import Changes
 from xcindex.project.locate import Location
+from xcindex.project.toolchain import toolchain_roots
 from xcindex.project.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.tools.common import AnswerWarning
 from xcindex.tools.elsewhere import BuiltElsewhere

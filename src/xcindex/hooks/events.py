@@ -27,9 +27,7 @@ import sys
 
 from xcindex.hooks import output as hook_json
 from xcindex.hooks.input import (
-    TOOL_INPUT_ENV,
     HookInputError,
-    ToolCall,
     json_object,
     optional_text,
     parse_tool_call,
@@ -41,17 +39,6 @@ TYPE_CHECKING = False  # `typing` alone was a third of post-tool-use's imports
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
-
-__all__ = [
-    "TOOL_INPUT_ENV",
-    "HookInputError",
-    "ToolCall",
-    "main",
-    "parse_tool_call",
-    "post_tool_use",
-    "pre_tool_use",
-    "session_start",
-]
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})
 EVENT_NAMES = {"session-start": "SessionStart", "post-tool-use": "PostToolUse", "pre-tool-use": "PreToolUse"}

@@ -15,7 +15,6 @@ from typing import Any
 
 import cffi
 
-from xcindex.indexstore.library import find_library
 from xcindex.indexstore.model import (
     Occurrence,
     RecordData,
@@ -24,6 +23,7 @@ from xcindex.indexstore.model import (
     UnitInfo,
 )
 from xcindex.project.store_layout import FORMAT_DIR, FORMAT_VERSION, format_dir
+from xcindex.project.toolchain import find_library
 from xcindex.vocabulary import XcindexError
 
 _CDEF = """

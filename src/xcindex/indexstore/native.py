@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from xcindex.indexstore.cache import cache_dir
-from xcindex.indexstore.library import find_library, toolchain_roots
+from xcindex.project.toolchain import find_library, toolchain_roots
 
 SOURCE = Path(__file__).with_name("native_ingest.c")
 NATIVE_DIR_ENV = "XCINDEX_NATIVE_DIR"
