@@ -195,3 +195,17 @@ async def test_a_file_using_a_deleted_declaration_is_stale_until_it_compiles_aga
     for path in (provider, user):
         path.unlink(missing_ok=True)
     build_package(built_copy)
+
+
+async def test_wait_for_fresh_returns_fresh_for_a_new_file_without_a_build(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    project = str(built_copy)
+    new = built_copy / CORE / "WaitedThing.swift"
+    scratch.append(new)
+    async with Engine(config(tmp_path, watch)) as engine:
+        await engine.settle(project_path=project)
+        new.write_text("public struct WaitedThing {}\n")
+        waited = await engine.wait_for_fresh([str(new)], project_path=project, timeout_s=30)
+        assert waited.fresh, waited.to_json()
+        assert [str(f.state) for f in waited.files] == ["fresh"]

@@ -58,8 +58,11 @@ if TYPE_CHECKING:
 
 
 def _stale_indexed(files: list[FileFreshness]) -> set[str]:
-    """The stale files among `files`, as the index spells them."""
-    return {f.indexed_path for f in files if f.state is FileState.STALE and f.indexed_path}
+    """The files among `files` the overlay can make fresh: the stale ones, as the index
+    spells them, and the Swift files no unit compiles yet (a new file)."""
+    stale = {f.indexed_path for f in files if f.state is FileState.STALE and f.indexed_path}
+    new = {f.path for f in files if f.state is FileState.NOT_INDEXED and f.path.endswith(".swift")}
+    return stale | new
 
 
 def _nothing(db: Database) -> None:
