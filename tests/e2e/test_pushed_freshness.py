@@ -115,10 +115,11 @@ class Updates:
 async def legacy_client(
     package: Path, session_tmp: Path, anyio_backend: str
 ) -> AsyncIterator[tuple[Client, Updates]]:
-    """A client on the handshake-era protocol (what Claude Code speaks): resources/subscribe."""
+    """A client on the handshake-era protocol (what Claude Code speaks): resources/subscribe.
+    The overlay is off: an edit then stays unindexed (each test says what it does)."""
     updates = Updates()
     async with Client(
-        server(package, session_tmp, anyio_backend),
+        server(package, session_tmp, anyio_backend, overlay=False),
         mode="legacy",
         message_handler=updates,
         read_timeout_seconds=300,
@@ -197,7 +198,8 @@ async def test_a_listen_stream_hears_the_rebuild_once_on_the_2026_protocol(
     package: Path, session_tmp: Path, anyio_backend: str
 ) -> None:
     uri = project_uri(package)
-    async with Client(server(package, session_tmp, anyio_backend), read_timeout_seconds=300) as client:
+    overlay_off = server(package, session_tmp, anyio_backend, overlay=False)
+    async with Client(overlay_off, read_timeout_seconds=300) as client:
         async with client.listen(resource_subscriptions=[uri]) as subscription:
             assert subscription.honored.resource_subscriptions == [uri]
             events: list[Any] = []
@@ -224,6 +226,18 @@ async def test_an_edit_recorded_by_the_hook_is_an_update_of_the_projects_status(
     client, updates = legacy_client
     await subscribe(client, "xcindex://status")  # in place once answered
     edited = package / "Sources/CanaryCore/Box.swift"
+    # The edit itself (newer than its unit; the overlay is off, so it stays unindexed).
+    indexed = edited.stat()
+    os.utime(edited, ns=(indexed.st_atime_ns, time.time_ns()))
+    try:
+        await _recorded_edit_updates_status(client, updates, package, session_tmp, edited)
+    finally:
+        os.utime(edited, ns=(indexed.st_atime_ns, indexed.st_mtime_ns))
+
+
+async def _recorded_edit_updates_status(
+    client: Client, updates: Updates, package: Path, session_tmp: Path, edited: Path
+) -> None:
     payload = json.dumps(
         {"tool_name": "Edit", "tool_input": {"file_path": str(edited)}, "cwd": str(package)}
     ).encode()
@@ -328,9 +342,17 @@ async def _wait_for_the_rebuild(client: RawServer, package: Path) -> None:
 
 
 async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
-    legacy_client: tuple[Client, Updates], package: Path, session_tmp: Path
+    package: Path, session_tmp: Path, anyio_backend: str
 ) -> None:
-    client, updates = legacy_client
+    updates = Updates()
+    params = server(package, session_tmp, anyio_backend, overlay=True)
+    async with Client(params, mode="legacy", message_handler=updates, read_timeout_seconds=300) as client:
+        await _edit_recorded_then_reindexed(client, updates, package, session_tmp)
+
+
+async def _edit_recorded_then_reindexed(
+    client: Client, updates: Updates, package: Path, session_tmp: Path
+) -> None:
     where = {"projectPath": str(package)}
     uri = project_uri(package)
     assert (await ingested_status(client, uri))["completeness"] == "complete"
@@ -365,4 +387,32 @@ async def test_an_edit_is_fresh_without_a_build_and_its_overlay_is_an_update(
         # The next tests (the other backend) start from a fresh index.
         await anyio.run_process(
             [swift_executable(), "build", "--build-tests", "--package-path", str(package)], check=True
+        )
+
+
+async def test_a_file_edited_from_a_shell_is_one_update_once_it_is_reindexed(
+    package: Path, session_tmp: Path, anyio_backend: str
+) -> None:
+    """No hook, no ledger: the project's watch sees the edit, the overlay re-indexes the file
+    in the background, and that is one update of the project's status."""
+    uri = project_uri(package)
+    edited = package / "Sources/CanaryCore/Box.swift"
+    original = edited.read_bytes()
+    updates = Updates()
+    params = server(package, session_tmp, anyio_backend, overlay=True)
+    try:
+        async with Client(params, mode="legacy", message_handler=updates, read_timeout_seconds=300) as client:
+            await ingested_status(client, uri)
+            await subscribe(client, uri)
+            edited.write_bytes(original + b"// edited from a shell\n")
+            await heard(updates.first, 30, "the update for the file re-indexed on its own")
+            await anyio.sleep(QUIET_S)  # a second update, if there were one, would come by now
+            assert updates.uris() == [uri]
+            status = await read_status(client, uri)
+            assert status["completeness"] == "complete", status["summary"]
+            assert status["overlayFiles"] == [str(edited)]
+    finally:
+        edited.write_bytes(original)
+        await anyio.run_process(
+            [swift_executable(), "build", "--build-tests", "--package-path", str(package)]
         )
