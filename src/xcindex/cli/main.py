@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     serve.add_argument("--log-file", default=None, help="write JSON log lines here instead of stderr")
+    # The plugin's first-start front execs `serve --handover FD` once xcindex is installed.
+    serve.add_argument("--handover", type=int, default=None, help=argparse.SUPPRESS)
     hook = sub.add_parser("hook", help="run an agent hook (session-start, post-tool-use, pre-tool-use)")
     hook.add_argument("event", choices=HOOK_EVENTS)
     doctor = sub.add_parser("doctor", help="check this machine and a project, and fix what can be fixed")
@@ -59,11 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         import anyio
 
         from xcindex.cli.log_setup import configure
-        from xcindex.server.front import serve_stdio
+        from xcindex.server.front import Handover, serve_stdio
 
         configure(args.log_level, args.log_file)
+        handover = Handover.read(args.handover) if args.handover is not None else None
         try:
-            anyio.run(serve_stdio, backend=args.backend)
+            anyio.run(serve_stdio, handover, backend=args.backend)
         except KeyboardInterrupt:
             return 130
         return 0
