@@ -125,7 +125,11 @@ def lock_owner(plugin: Plugin) -> int | None:
 def _command_line(pid: int) -> str:
     try:
         return subprocess.run(
-            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10, check=False
+            ["ps", "-ww", "-o", "command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
