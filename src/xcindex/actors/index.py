@@ -75,7 +75,7 @@ from xcindex.overlay.runner import (
     after_refresh,
 )
 from xcindex.project.store_layout import units_mtime_ns
-from xcindex.vocabulary import ActorGone
+from xcindex.vocabulary import ActorGone, XcindexError
 
 log = get_logger(__name__)
 
@@ -404,7 +404,7 @@ class IndexActor:
                 duration_ms=round(report.duration_s * 1000, 1),
             )
         except Exception as error:
-            outcome = JobOver(number, error=error)
+            outcome = JobOver(number, error=_one_error(error))
         finally:
             with anyio.CancelScope(shield=True):
                 await me.tell(outcome)
@@ -587,6 +587,22 @@ async def _notify(listener: ProgressListener, done: int, total: int) -> bool:
         log.debug("progress_listener_failed", error=repr(error))
         return False
     return True
+
+
+def _one_error(error: Exception) -> Exception:
+    """The error a refresh's waiting questions hear. Its workers fail together (each one meets
+    the same missing libIndexStore) and its task group wraps them in an ExceptionGroup: when
+    every one of them is an XcindexError, the first is the answer, so a tool call says why
+    (and the embedding API raises what docs/embedding.md promises)."""
+    if isinstance(error, ExceptionGroup):
+        matched, rest = error.split(XcindexError)
+        if matched is not None and rest is None:
+            first: BaseException = matched
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            assert isinstance(first, XcindexError)
+            return first
+    return error
 
 
 Connect: TypeAlias = Callable[
