@@ -29,12 +29,12 @@ from tests.conftest import CANARY
 from tests.e2e.plugin_harness import (
     ENVELOPE,
     VERSION,
-    LineClient,
     clean_env,
     launcher,
     leftovers,
     plugin_cache_copy,
 )
+from tests.line_client import LineClient
 from tests.scoring import MEASURED
 
 pytestmark = [pytest.mark.toolchain]
@@ -163,6 +163,7 @@ def test_a_marketplace_install_answers_at_once_sets_itself_up_and_becomes_the_se
             "serve",
         ],
         env,
+        cwd=CANARY,
     )
     try:
         discovered = server.request("probe", "server/discover", modern(), within_s=HANDSHAKE_PATIENCE_S)
@@ -236,7 +237,7 @@ def test_a_marketplace_install_answers_at_once_sets_itself_up_and_becomes_the_se
 
     # A later start installs nothing and is the real server from the start.
     stamp = (venv / ".xcindex-ready").stat().st_mtime_ns
-    later = LineClient([launcher(plugin_root), "serve"], env)
+    later = LineClient([launcher(plugin_root), "serve"], env, cwd=CANARY)
     try:
         later.request("probe", "server/discover", modern(), within_s=HANDSHAKE_PATIENCE_S)
         later_s = time.monotonic() - later.started

@@ -35,7 +35,6 @@ from tests.conftest import CANARY
 from tests.e2e.plugin_harness import (
     INSTALL_WITHIN_S,
     VERSION,
-    LineClient,
     as_user,
     call_until_answered,
     clean_env,
@@ -46,6 +45,7 @@ from tests.e2e.plugin_harness import (
     processes_naming,
     python_for_user,
 )
+from tests.line_client import LineClient
 from xcindex.plugin.setup import pid_alive
 
 pytestmark = [pytest.mark.toolchain]
@@ -120,7 +120,7 @@ def test_two_sessions_started_together_share_one_set_up(canary_store: Path, tmp_
     plugin_root = plugin_cache_copy(tmp_path / "plugin")
     env = {**clean_env(tmp_path, plugin_root), "XCINDEX_FIRST_CALL_WAIT": "3"}
     data = Path(env["CLAUDE_PLUGIN_DATA"])
-    sessions = [LineClient([launcher(plugin_root), "serve"], env) for _ in range(2)]
+    sessions = [LineClient([launcher(plugin_root), "serve"], env, cwd=CANARY) for _ in range(2)]
     try:
         first_answers = [session.initialize() for session in sessions]
         assert max(first_answers) < 10, first_answers

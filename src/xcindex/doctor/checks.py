@@ -38,6 +38,7 @@ from xcindex.project.candidates import (
     find_projects,
     format_time,
     newest_unit_mtime_ns,
+    projects_for,
     rebuild_advice,
     swift_files_newer_than,
 )
@@ -236,8 +237,7 @@ class _Doctor:
     def find_project(self, project: str | None) -> Project | None:
         self.report.section("Project")
         if project is None:
-            directory = Path.cwd()
-            found = find_projects(directory)
+            directory, found = projects_for(Path.cwd())
             if not found:
                 self.report.info(
                     f"No Swift package or Xcode project in {directory}: pass --project <path> to check one."

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xcindex.hooks.input import ToolCall, optional_text
 from xcindex.project import ledger
-from xcindex.project.candidates import list_folder
+from xcindex.project.candidates import enclosing_project_folder
 
 PLUGIN_TOOL_PREFIX = "mcp__plugin_xcindex_xcindex__"
 MANUAL_TOOL_PREFIX = "mcp__xcindex__"
@@ -71,18 +71,6 @@ def swift_identifier(pattern: str) -> str | None:
     return None
 
 
-def _in_swift_project(start: Path) -> bool:
-    current = start
-    for _ in range(8):
-        for entry in list_folder(current):
-            if entry.name == "Package.swift" or entry.name.endswith((".xcodeproj", ".xcworkspace")):
-                return True
-        if current.parent == current:
-            break
-        current = current.parent
-    return False
-
-
 def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
     """The note for a Grep that looks like a symbol search in Swift sources; None otherwise."""
     tools = ToolNames(environ)
@@ -103,7 +91,7 @@ def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
     if identifier and not targets_sources:
         base = call.cwd or ledger.project_directory(environ)
         root = Path(base, path) if path else Path(base)
-        if not _in_swift_project(root if root.is_dir() else root.parent):
+        if enclosing_project_folder(root if root.is_dir() else root.parent) is None:
             identifier = None
     if identifier:
         return (

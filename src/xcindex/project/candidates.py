@@ -88,6 +88,35 @@ def find_projects(directory: Path, depth: int = PROJECT_SEARCH_DEPTH) -> list[Pr
     return found
 
 
+def holds_project(folder: Path) -> bool:
+    """Whether `folder` itself holds a Package.swift, an .xcodeproj or an .xcworkspace."""
+    return any(
+        entry.name == "Package.swift" or entry.name.endswith((".xcodeproj", ".xcworkspace"))
+        for entry in list_folder(folder)
+    )
+
+
+def enclosing_project_folder(start: Path) -> Path | None:
+    """The nearest folder from `start` up that holds a project (as git finds its repository
+    from a subfolder): a session or a command started in `Package/Sources` is about
+    `Package`. None when no folder up to the root holds one."""
+    current = Path(os.path.abspath(start))
+    while True:
+        if holds_project(current):
+            return current
+        if current.parent == current:
+            return None
+        current = current.parent
+
+
+def projects_for(directory: Path) -> tuple[Path, list[Project]]:
+    """Where a session started in `directory` looks, and the projects it finds there: the
+    enclosing project folder (from `directory` up) when there is one, else `directory` and
+    the projects up to two folders below it."""
+    folder = enclosing_project_folder(directory) or directory
+    return folder, find_projects(folder)
+
+
 def newest_unit_mtime_ns(store: Path) -> int | None:
     """When the compiler last wrote a unit into the store; None if it holds none."""
     newest: int | None = None

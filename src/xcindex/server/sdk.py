@@ -42,7 +42,7 @@ from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion
 from xcindex.engine.registry import TOOLS, ToolDecl
-from xcindex.project.candidates import find_projects
+from xcindex.project.candidates import projects_for
 from xcindex.project.ledger import project_directory
 from xcindex.server.calls import BUDGET, ToolResult, call_tool, called_location, input_schema
 from xcindex.server.calls import INSTRUCTIONS as INSTRUCTIONS
@@ -101,7 +101,7 @@ def status_uri(project_path: str | None, index_store_path: str | None) -> str:
 def default_project() -> str | None:
     """The project of the server's session (CLAUDE_PROJECT_DIR, else the working
     directory), found as the hooks find it; None when there is none."""
-    projects = find_projects(Path(project_directory()))
+    _, projects = projects_for(Path(project_directory()))
     return str(projects[0].path) if projects else None
 
 
