@@ -290,6 +290,30 @@ def test_an_identifier_search_in_a_swift_project_names_the_symbol(
 
 
 @pytest.mark.parametrize(
+    ("pattern", "name"),
+    [
+        (r"\.deposit\(", "deposit"),
+        (r"\bdecode\(", "decode"),
+        ("log(", "log"),
+        (r"\.count\b", "count"),
+        (".isEmpty", "isEmpty"),
+        (r"deposit\(amount:", "deposit"),
+    ],
+)
+def test_a_call_or_member_search_of_a_one_word_name_gets_advice(
+    env: dict[str, str], pattern: str, name: str
+) -> None:
+    """Most Swift methods are one lowercase word: `\\.deposit\\(` in *.swift is a symbol search."""
+    text = advice(hooks.pre_tool_use(env, grep({"pattern": pattern, "glob": "*.swift"}, "/nowhere")))
+    assert text.startswith(f"[xcindex] `{name}` looks like a Swift symbol. ")
+
+
+@pytest.mark.parametrize("pattern", ["deposit", "decode", "TODO(", "log message", r"\bTODO\b"])
+def test_a_lone_lowercase_word_or_a_marker_is_still_plain_text(env: dict[str, str], pattern: str) -> None:
+    assert hooks.pre_tool_use(env, grep({"pattern": pattern, "glob": "*.swift"}, "/nowhere")) is None
+
+
+@pytest.mark.parametrize(
     "tool_input",
     [
         {"pattern": "UserService"},  # no Swift project around
