@@ -37,6 +37,19 @@ def _parser() -> argparse.ArgumentParser:
         "--project", default=None, help="the project to check (default: the working directory)"
     )
     doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
+    doctor.add_argument(
+        "--build-scheme",
+        action="append",
+        metavar="SCHEME",
+        help="Xcode project: build this scheme's index with xcodebuild (repeatable)",
+    )
+    commands = sub.add_parser(
+        "build-commands",
+        help="print the commands that refresh a project's index (a package, or each Xcode scheme)",
+    )
+    commands.add_argument(
+        "--project", default=None, help="the project (default: the one holding the working directory)"
+    )
     from xcindex.cli.tools import add_tool_parsers
 
     add_tool_parsers(sub)
@@ -77,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doctor":
         from xcindex.doctor.checks import main as doctor_main
 
-        return doctor_main(project=args.project, install=args.install)
+        return doctor_main(project=args.project, install=args.install, build_schemes=args.build_scheme)
+    if args.command == "build-commands":
+        from xcindex.cli.build_commands import main as build_commands_main
+
+        return build_commands_main(args.project)
     from xcindex.cli.tools import is_tool_command, run_tool
 
     if is_tool_command(args.command):

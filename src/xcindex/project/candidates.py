@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,9 +158,31 @@ def format_time(mtime_ns: int) -> str:
 
 
 def rebuild_advice(project: Project) -> str:
+    """The command that refreshes the project's index, in words (nothing is run: the hooks
+    say it, and xcodebuild takes seconds to list an Xcode project's schemes)."""
     if project.kind is ProjectKind.SWIFTPM:
         return f"`{BUILD_COMMAND}` in {project.root}"
-    return "a build in Xcode (with indexing enabled)"
+    flag = "-workspace" if project.path.suffix == ".xcworkspace" else "-project"
+    return (
+        f"a build in Xcode, or `xcodebuild build {flag} {shlex.quote(str(project.path))} -scheme <scheme>`; "
+        "`xcindex build-commands` names the schemes"
+    )
+
+
+def project_at(path: Path) -> Project | list[Project] | None:
+    """The project a path names: an .xcodeproj/.xcworkspace, a Package.swift, a package
+    folder, or a folder holding one project (the projects when it holds several unrelated
+    ones); None when it names none."""
+    if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
+        return Project(path, ProjectKind.XCODE)
+    if path.name == "Package.swift" and path.is_file():
+        return Project(path.parent, ProjectKind.SWIFTPM)
+    if (path / "Package.swift").is_file():
+        return Project(path, ProjectKind.SWIFTPM)
+    found = find_projects(path) if path.is_dir() else []
+    if not found:
+        return None
+    return choose_project(path, found) or found
 
 
 def choose_project(directory: Path, found: list[Project]) -> Project | None:
