@@ -3,7 +3,7 @@
 The repository is copied the way a plugin cache holds it, HOME is empty, PATH has a Python
 and the Swift toolchain but no xcindex, and `${CLAUDE_PLUGIN_ROOT}` is expanded in the
 commands as Claude Code expands it. Every hook in hooks/hooks.json runs with the documented
-stdin JSON of its event, before and after the set-up. The MCP server starts from .mcp.json's
+stdin JSON of its event, before and after the set-up. The MCP server starts from plugin.json's
 command and is spoken to as Claude Code 2.1.332 speaks (the 2026-07-28 envelope, a
 `subscriptions/listen` stream): it answers at once, while the set-up (pip, with the network)
 runs detached; a tool call before the set-up is done waits, then says how far it is; the same
@@ -157,7 +157,9 @@ def test_a_marketplace_install_answers_at_once_sets_itself_up_and_becomes_the_se
     server = LineClient(
         [
             expand(
-                json.loads((plugin_root / ".mcp.json").read_text())["mcpServers"]["xcindex"]["command"],
+                json.loads((plugin_root / ".claude-plugin" / "plugin.json").read_text())["mcpServers"][
+                    "xcindex"
+                ]["command"],
                 plugin_root,
             ),
             "serve",
