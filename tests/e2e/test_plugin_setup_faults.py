@@ -348,3 +348,39 @@ def test_without_a_python_311_the_launcher_says_what_it_found(tmp_path: Path) ->
         == f"{framework}\n"
     )
     assert processes_naming(str(plugin_root)) == []
+
+
+def test_a_failed_set_up_is_tried_again_at_the_next_session(tmp_path: Path) -> None:
+    """The next session says why the last set-up failed and tries again; meanwhile a tool call
+    is told how the new one goes, not the old failure. (Here it fails again: the plugin's
+    pyproject.toml is damaged, and the new note says so.)"""
+    plugin_root = plugin_cache_copy(tmp_path / "plugin")
+    env = clean_env(tmp_path, plugin_root)
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    data.mkdir(parents=True)
+    old = "pip install failed (exit 1; its output is above, or in the log): check the network and the disk space."
+    (data / "install.failed").write_text(old + "\n")
+    (plugin_root / "pyproject.toml").write_text("[project\n")  # not TOML: pip fails
+
+    hook = subprocess.run(
+        [launcher(plugin_root), "hook", "session-start"],
+        env=env,
+        input=b"{}",
+        capture_output=True,
+        timeout=30,
+    )
+    assert json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"] == (
+        f"[xcindex] The last xcindex set-up failed ({old}); it is being tried again in the background "
+        f"(log: {data / 'install.log'}). If it fails again, run /xcindex-setup to see why."
+    )
+    assert not (data / "install.failed").exists() or (data / "install.failed").read_text() != old + "\n"
+    deadline = time.monotonic() + INSTALL_WITHIN_S
+    while (data / "install.lock").exists() or not (data / "install.failed").exists():
+        assert time.monotonic() < deadline, "the retried set-up never ended"
+        assert not (data / f"venv-{VERSION}" / ".xcindex-ready").exists(), "a damaged package installed"
+        time.sleep(0.2)
+    assert (data / "install.failed").read_text() == (
+        f"pip install failed (exit 2; its output is above, or in {data / 'install.log'} for a background "
+        "set-up): check the network and the disk space.\n"
+    )
+    assert leftovers(data) == []

@@ -9,6 +9,7 @@ child the starter would have to reap; its output is appended to `install.log`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -49,7 +50,10 @@ def spawn_installer(plugin: Plugin) -> None:
 
 
 def start_setup(plugin: Plugin) -> None:
-    """Start the set-up so that it survives us and is never our child to reap."""
+    """Start the set-up so that it survives us and is never our child to reap. A failure
+    note of an earlier set-up goes first: it no longer says how this one is going."""
+    with contextlib.suppress(OSError):
+        plugin.failed.unlink()
     subprocess.run(
         launch_command(plugin, "setup-detached"),
         stdin=subprocess.DEVNULL,
