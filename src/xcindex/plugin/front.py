@@ -24,6 +24,7 @@ tool answer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -372,7 +373,14 @@ class FirstStartFront:
 
 
 def exec_server(program: Path, args: list[str], _descriptor: int) -> None:
+    note(f"the set-up is done: becoming {program} {' '.join(args)}")
     os.execv(program, [str(program), *args])
+
+
+def note(line: str) -> None:
+    """One line for the client's server log (Claude Code keeps a server's stderr)."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"[xcindex] {line}\n".encode())
 
 
 def _write_all(data: bytes) -> None:
@@ -389,6 +397,10 @@ def serve(plugin: Plugin, serve_args: list[str]) -> int:
         plugin, serve_args, load_catalogue(), write=_write_all, call_wait_s=wait, exec_server=exec_server
     )
     front.start()
+    note(
+        f"first start of the plugin: answering from the catalogue while the set-up runs "
+        f"({front.problem or front.state.kind}; log: {plugin.log})"
+    )
     selector = selectors.DefaultSelector()
     selector.register(0, selectors.EVENT_READ)
     buffer = b""
