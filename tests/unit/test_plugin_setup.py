@@ -55,22 +55,45 @@ def stale_lock(plugin: Plugin, pip_pid: int) -> None:
     (plugin.lock / "pip.pid").write_text(f"{pip_pid}\n")
 
 
-def gone_within(process: subprocess.Popen[bytes], seconds: float = 10.0) -> bool:
+def orphan(*words: str) -> int:
+    """A process whose parent is gone, as a dead installer's pip is (so that init, not this
+    test, reaps it): its pid."""
+    started = subprocess.run(
+        [
+            "sh",
+            "-c",
+            'exec "$@" >/dev/null 2>&1 &\necho $!',
+            "sh",
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+            *words,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(started.stdout)
+
+
+def gone_within(pid: int, seconds: float = 10.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if not pid_alive(pid):
             return True
         time.sleep(0.05)
     return False
 
 
-def test_a_dead_installers_lock_is_taken_over_and_its_pip_stopped(
-    plugin: Plugin, running: list[subprocess.Popen[bytes]]
-) -> None:
-    orphan = sleeper(running, "-m", "pip", "install", str(plugin.venv))
-    stale_lock(plugin, orphan.pid)
-    assert take_lock(plugin)
-    assert gone_within(orphan), "the pip the dead installer left was stopped"
+def test_a_dead_installers_lock_is_taken_over_and_its_pip_stopped(plugin: Plugin) -> None:
+    pip = orphan("-m", "pip", "install", str(plugin.venv))
+    stale_lock(plugin, pip)
+    try:
+        assert take_lock(plugin)
+        assert gone_within(pip), "the pip the dead installer left was stopped"
+    finally:
+        if pid_alive(pip):
+            os.kill(pip, 9)
     assert (plugin.lock / "pid").read_text() == f"{os.getpid()}\n"
     assert not (plugin.lock / "pip.pid").exists()
     release_lock(plugin)
@@ -123,3 +146,18 @@ def test_what_a_set_up_says_about_itself(plugin: Plugin, running: list[subproces
     program.chmod(0o755)
     (plugin.venv / ".xcindex-ready").write_text("9.9.9\n")
     assert setup_state(plugin) == SetupState("ready", program=program)
+
+
+def test_a_lock_whose_owner_is_a_zombie_is_taken_over(plugin: Plugin) -> None:
+    """A killed installer nobody reaped (a container whose first process reaps nothing) is a
+    zombie: it holds no lock."""
+    with subprocess.Popen(["true"]) as exited:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{exited.pid}/stat").read_bytes().rsplit(b")", 1)[-1].split()[0] != b"Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        plugin.lock.mkdir()
+        (plugin.lock / "pid").write_text(f"{exited.pid}\n")
+        assert not pid_alive(exited.pid)
+        assert take_lock(plugin)
+    release_lock(plugin)

@@ -99,13 +99,19 @@ class Plugin:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether `pid` runs. A zombie does not (a container whose first process reaps nothing
+    keeps a killed installer as one: its lock must still be taken over)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # another user's process: alive
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS, where launchd reaps): kill(0) said enough
 
 
 def _read_pid(path: Path) -> int | None:
