@@ -145,7 +145,9 @@ class FirstStartFront:
     # --- the set-up -----------------------------------------------------------------------
 
     def start(self) -> None:
-        self.state, self.problem = ensure_setup(self.plugin)
+        """Start the set-up unless it runs (or is done); note why it cannot start."""
+        _, self.problem = ensure_setup(self.plugin)
+        self.state = setup_state(self.plugin)
 
     def watch_setup(self) -> None:
         """Look at the set-up: hand over once it is done; start it again if it vanished."""
