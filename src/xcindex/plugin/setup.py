@@ -297,7 +297,10 @@ def install(plugin: Plugin, out: TextIO | None = None) -> int:
     try:
         with contextlib.suppress(OSError):
             plugin.failed.unlink()
-        _install_locked(plugin, out)
+        try:
+            _install_locked(plugin, out)
+        except OSError as error:  # a full disk, a folder that turned read-only
+            raise SetupFailed(f"{error.strerror or error}: {error.filename or plugin.data}.") from None
     except SetupFailed as failure:
         with contextlib.suppress(OSError):
             plugin.failed.write_text(f"{failure}\n")
