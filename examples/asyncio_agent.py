@@ -12,9 +12,10 @@ answers naming that file now say so. SYMBOL defaults to `fetchUser(id:)`.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
-from xcindex import Engine, SitesAnswer
+from xcindex import Engine, SitesAnswer, XcindexError
 
 
 def show_sites(title: str, answer: SitesAnswer) -> None:
@@ -57,4 +58,10 @@ async def main(project: str, name: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         sys.exit(f"usage: {sys.argv[0]} PROJECT_PATH [SYMBOL]")
-    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "fetchUser(id:)")))
+    # The Engine takes absolute paths (an agent knows where its project is); a person types
+    # a relative one.
+    project = os.path.abspath(sys.argv[1])
+    try:
+        sys.exit(asyncio.run(main(project, sys.argv[2] if len(sys.argv) == 3 else "fetchUser(id:)")))
+    except XcindexError as error:  # every xcindex failure says what to do, in one line
+        sys.exit(f"{sys.argv[0]}: {error}")

@@ -10,12 +10,13 @@ Engine needs no adapter under trio. PROTOCOL defaults to `AuthManager`.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
 import trio
 
-from xcindex import BlastRadiusAnswer, Engine, TestTarget
+from xcindex import BlastRadiusAnswer, Engine, TestTarget, XcindexError
 
 
 async def main(project: str, name: str) -> int:
@@ -55,4 +56,8 @@ async def main(project: str, name: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         sys.exit(f"usage: {sys.argv[0]} PROJECT_PATH [PROTOCOL]")
-    sys.exit(trio.run(main, sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "AuthManager"))
+    project = os.path.abspath(sys.argv[1])  # the Engine takes absolute paths; a person types any
+    try:
+        sys.exit(trio.run(main, project, sys.argv[2] if len(sys.argv) == 3 else "AuthManager"))
+    except XcindexError as error:  # every xcindex failure says what to do, in one line
+        sys.exit(f"{sys.argv[0]}: {error}")

@@ -13,16 +13,22 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 3
 fi
 
+say() { echo "xcindex: $*" >&2; }
+
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 if [ ! -x .venv/bin/python ]; then
+  say "making the virtual environment .venv with $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.xcindex-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  say "installing xcindex (editable) and its development tools into .venv with pip: about a minute, once"
+  started=$(date +%s)
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[dev]"
   touch "$stamp"
+  say "installed in $(($(date +%s) - started)) s: .venv/bin/xcindex"
 fi
 
 if ! .venv/bin/python -c "from xcindex.project.toolchain import find_library; print(find_library())" >/dev/null; then
@@ -33,5 +39,5 @@ fi
 # The compiled record ingester (optional: without a C compiler the cffi walk is used).
 .venv/bin/python -m xcindex.indexstore.native >&2
 
-# The fixture's index store, test targets included.
+say "building the fixture's index: swift build --build-tests --package-path fixtures/SwiftCanary"
 swift build --build-tests --package-path fixtures/SwiftCanary >&2

@@ -1,7 +1,9 @@
 """The main job: real questions to the real `xcindex serve`, over stdio, as an agent asks them.
 
 Run through `scripts/demo` (which builds the fixture's index first). Prints each call and
-the text the agent would read, then the structured content the client also receives.
+the text the agent would read, then the structured content the client also receives; the
+last two calls are deliberate mistakes, to show the errors an agent gets. It ends with one
+line saying whether every answer was the one expected (exit 1 if not).
 """
 
 from __future__ import annotations
@@ -34,10 +36,17 @@ def show(title: str, result: Any, elapsed_ms: float) -> None:
         )
 
 
-async def ask(client: Client, title: str, tool: str, arguments: dict[str, Any]) -> Any:
+ASKED: list[tuple[str, bool]] = []
+"""(tool, whether the answer was what the demo expects: an answer, or the deliberate error)."""
+
+
+async def ask(
+    client: Client, title: str, tool: str, arguments: dict[str, Any], *, mistake: bool = False
+) -> Any:
     started = time.perf_counter()
     result = await client.call_tool(tool, arguments)
     show(f"{title}: {tool}({json.dumps(arguments)})", result, (time.perf_counter() - started) * 1000)
+    ASKED.append((tool, result.is_error is mistake))
     return result
 
 
@@ -99,10 +108,24 @@ async def main() -> None:
             {"usr": setup.structured_content["results"][0]["usr"], "newName": "configure", **where},
         )
         await ask(client, "The index and sourcekit-lsp now", "status", where)
-        await ask(client, "A mistake an agent makes", "find_symbol", {"symbolName": 42, **where})
-        await ask(client, "No location given", "find_symbol", {"symbolName": "UserService"})
+        print("\n--- Two deliberate mistakes, to show what an agent is told (errors expected here):")
+        await ask(client, "A wrong argument type", "find_symbol", {"symbolName": 42, **where}, mistake=True)
+        await ask(client, "No location given", "find_symbol", {"symbolName": "UserService"}, mistake=True)
+
+
+def closing_line() -> tuple[str, int]:
+    wrong = [tool for tool, expected in ASKED if not expected]
+    if wrong:
+        return f"\nDemo FAILED: {len(wrong)} of {len(ASKED)} calls did not answer as expected: {wrong}.", 1
+    return (
+        f"\nDemo done: {len(ASKED)} calls to the real `xcindex serve` answered as expected (the last two "
+        "were the deliberate mistakes). Next: `.venv/bin/xcindex refs UserService --project "
+        "fixtures/SwiftCanary` from a terminal, or the Claude Code plugin (README)."
+    ), 0
 
 
 if __name__ == "__main__":
     anyio.run(main)
-    sys.exit(0)
+    line, code = closing_line()
+    print(line)
+    sys.exit(code)

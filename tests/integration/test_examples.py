@@ -15,11 +15,11 @@ from tests.conftest import CANARY, REPO, canary_path, load_expected
 pytestmark = pytest.mark.toolchain
 
 
-def run_example(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_example(name: str, *args: str, cwd: Path = Path("/")) -> subprocess.CompletedProcess[str]:
     # From a neutral folder, so the example can rely on nothing but its argument.
     return subprocess.run(
         [sys.executable, str(REPO / "examples" / name), *args],
-        cwd="/",
+        cwd=cwd,
         capture_output=True,
         text=True,
         env=dict(os.environ),
@@ -67,3 +67,16 @@ def test_the_examples_say_how_to_call_them() -> None:
     missing = run_example("trio_agent.py", str(CANARY), "NoSuchProtocol")
     assert missing.returncode == 1
     assert "no protocol of that name" in missing.stdout
+
+
+def test_the_examples_take_a_relative_path_and_say_what_is_wrong_in_one_line(canary_store: Path) -> None:
+    """A person types `python examples/asyncio_agent.py SwiftCanary` from the fixtures folder."""
+    relative = run_example("asyncio_agent.py", "SwiftCanary", cwd=CANARY.parent)
+    assert relative.returncode == 0, relative.stderr
+    assert f"is defined at {canary_path('Sources/CanaryCore/UserService.swift')}:8" in relative.stdout
+    for name in ("asyncio_agent.py", "trio_agent.py"):
+        nowhere = run_example(name, "NoSuchPackage", cwd=CANARY.parent)
+        assert nowhere.returncode == 1
+        assert "Traceback" not in nowhere.stderr
+        assert nowhere.stderr.startswith(f"{REPO / 'examples' / name}: "), nowhere.stderr
+        assert str(CANARY.parent / "NoSuchPackage") in nowhere.stderr

@@ -414,8 +414,14 @@ def test_the_plugin_hooks_run_through_the_launcher_and_an_installed_xcindex(
     assert texts["SessionStart"].startswith("[xcindex] No index found for App")
     # Under the plugin, the nudge names the tools as the plugin exposes them.
     assert "mcp__plugin_xcindex_xcindex__find_symbol" in texts["PreToolUse"]
-    mcp = json.loads((REPO / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["xcindex"] == {"command": "${CLAUDE_PLUGIN_ROOT}/bin/xcindex", "args": ["serve"]}
+    # The server is declared in plugin.json (a .mcp.json at the root would also register it
+    # as a project server of anyone working in this checkout, unresolvable there).
+    plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    assert plugin["mcpServers"]["xcindex"] == {
+        "command": "${CLAUDE_PLUGIN_ROOT}/bin/xcindex",
+        "args": ["serve"],
+    }
+    assert not (REPO / ".mcp.json").exists()
 
 
 def _version() -> str:

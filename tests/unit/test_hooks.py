@@ -55,11 +55,24 @@ def make_package(
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
+    """A hook's environment, with a toolchain of stand-ins: session-start looks for
+    libIndexStore and sourcekit-lsp (a file, an executable), never runs them."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     project = tmp_path / "project"
     project.mkdir()
-    return {"TMPDIR": str(temp) + "/", "CLAUDE_PROJECT_DIR": str(project)}
+    library = tmp_path / "toolchain" / "libIndexStore.so"
+    library.parent.mkdir()
+    library.write_bytes(b"")
+    lsp = tmp_path / "toolchain" / "sourcekit-lsp"
+    lsp.write_text("#!/bin/sh\n")
+    lsp.chmod(0o755)
+    return {
+        "TMPDIR": str(temp) + "/",
+        "CLAUDE_PROJECT_DIR": str(project),
+        "XCINDEX_LIBINDEXSTORE": str(library),
+        "SOURCEKIT_LSP_PATH": str(lsp),
+    }
 
 
 def ledger_of(env: dict[str, str]) -> Path:
@@ -278,6 +291,30 @@ def test_an_identifier_search_in_a_swift_project_names_the_symbol(
 
 
 @pytest.mark.parametrize(
+    ("pattern", "name"),
+    [
+        (r"\.deposit\(", "deposit"),
+        (r"\bdecode\(", "decode"),
+        ("log(", "log"),
+        (r"\.count\b", "count"),
+        (".isEmpty", "isEmpty"),
+        (r"deposit\(amount:", "deposit"),
+    ],
+)
+def test_a_call_or_member_search_of_a_one_word_name_gets_advice(
+    env: dict[str, str], pattern: str, name: str
+) -> None:
+    """Most Swift methods are one lowercase word: `\\.deposit\\(` in *.swift is a symbol search."""
+    text = advice(hooks.pre_tool_use(env, grep({"pattern": pattern, "glob": "*.swift"}, "/nowhere")))
+    assert text.startswith(f"[xcindex] `{name}` looks like a Swift symbol. ")
+
+
+@pytest.mark.parametrize("pattern", ["deposit", "decode", "TODO(", "log message", r"\bTODO\b"])
+def test_a_lone_lowercase_word_or_a_marker_is_still_plain_text(env: dict[str, str], pattern: str) -> None:
+    assert hooks.pre_tool_use(env, grep({"pattern": pattern, "glob": "*.swift"}, "/nowhere")) is None
+
+
+@pytest.mark.parametrize(
     "tool_input",
     [
         {"pattern": "UserService"},  # no Swift project around
@@ -323,8 +360,46 @@ def session_start(env: dict[str, str], source: str = "startup") -> str:
 
 def test_session_start_without_a_project(env: dict[str, str]) -> None:
     assert session_start(env) == (
-        f"[xcindex] No Swift package or Xcode project in {env['CLAUDE_PROJECT_DIR']}: "
-        "the xcindex tools have nothing to answer about here."
+        f"[xcindex] No Swift package or Xcode project in {env['CLAUDE_PROJECT_DIR']} (or a folder above "
+        "it): the xcindex tools have nothing to answer about here."
+    )
+
+
+def test_a_session_started_in_a_subfolder_finds_its_package(env: dict[str, str]) -> None:
+    now = time.time()
+    project = make_package(
+        Path(env["CLAUDE_PROJECT_DIR"]) / "Package",
+        sources={"Sources/A/A.swift": now - 100},
+        units=[now - 50],
+    )
+    env["CLAUDE_PROJECT_DIR"] = str(project / "Sources" / "A")
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(now - 50))
+    assert session_start(env) == (
+        f"[xcindex] Index is current for Package (last built {built}): "
+        "the xcindex tools (mcp__xcindex__*) answer from it."
+    )
+
+
+def test_session_start_without_libindexstore_says_the_tools_cannot_answer(env: dict[str, str]) -> None:
+    now = time.time()
+    make_package(Path(env["CLAUDE_PROJECT_DIR"]), sources={"Sources/A/A.swift": now - 100}, units=[now - 50])
+    env["XCINDEX_LIBINDEXSTORE"] = "/nowhere/libIndexStore.so"
+    assert session_start(env) == (
+        "[xcindex] xcindex cannot read the index of project: XCINDEX_LIBINDEXSTORE points at "
+        "'/nowhere/libIndexStore.so', which is not a file. Until then its tools answer with this error."
+    )
+
+
+def test_session_start_without_sourcekit_lsp_says_what_it_costs(env: dict[str, str]) -> None:
+    now = time.time()
+    make_package(Path(env["CLAUDE_PROJECT_DIR"]), sources={"Sources/A/A.swift": now - 100}, units=[now - 50])
+    env["SOURCEKIT_LSP_PATH"] = "/nowhere/sourcekit-lsp"
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(now - 50))
+    assert session_start(env) == (
+        f"[xcindex] Index is current for project (last built {built}): the xcindex tools "
+        "(mcp__xcindex__*) answer from it. (sourcekit-lsp: SOURCEKIT_LSP_PATH points at "
+        "/nowhere/sourcekit-lsp, which does not exist. Until one is found, plan_rename's ranges are not "
+        "verified by it and the other tools answer from the index alone.)"
     )
 
 

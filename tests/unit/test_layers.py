@@ -10,6 +10,7 @@ module that defines the name) and `importlib.import_module("xcindex.…")`.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "xcindex"
 MAX_LINES = 700
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("xcindex.vocabulary", "xcindex._log", "xcindex._record"),
+    ("xcindex.vocabulary", "xcindex._log", "xcindex._record", "xcindex.plugin"),
     ("xcindex.swift", "xcindex.project"),
     ("xcindex.indexstore", "xcindex.lsp"),
     ("xcindex.overlay",),
@@ -32,6 +33,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 PUBLIC_FACE = "xcindex"
 """The package itself: its `__init__` re-exports names from every room, lazily."""
 SDK_OWNER = "xcindex.server.sdk"
+FIRST_START = "xcindex.plugin"
+"""Run by the plugin's launcher before anything is installed: the standard library only."""
 SDK_PACKAGES = ("mcp", "mcp_types")
 
 
@@ -144,3 +147,17 @@ def test_only_the_sdk_server_module_imports_the_mcp_sdk() -> None:
         if target.split(".")[0] in SDK_PACKAGES
     )
     assert not importers, f"modules importing the MCP SDK besides {SDK_OWNER}: {importers}"
+
+
+def test_the_plugin_first_start_imports_only_the_standard_library() -> None:
+    """`bin/xcindex` runs `xcindex.plugin` with a bare Python before xcindex (or anything)
+    is installed: one third-party import and a plugin's first start fails."""
+    foreign = sorted(
+        f"{name}:{line} imports {target}"
+        for name, path in modules()
+        if name == FIRST_START or name.startswith(FIRST_START + ".")
+        for target, line in imported(path, name)
+        if target.split(".")[0] not in sys.stdlib_module_names
+        and not (target == FIRST_START or target.startswith(FIRST_START + "."))
+    )
+    assert not foreign, f"the first start must run on the standard library alone: {foreign}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -28,9 +29,52 @@ def test_one_version_plugin_package_and_installed_metadata() -> None:
 def test_plugin_json_has_what_a_marketplace_shows() -> None:
     assert PLUGIN["name"] == "xcindex"
     assert 0 < len(PLUGIN["description"]) < 200
-    assert PLUGIN["homepage"].startswith("https://")
-    assert PLUGIN["repository"].startswith("https://")
     assert PLUGIN["license"] == "MIT"
+
+
+def test_no_address_is_named_that_does_not_exist() -> None:
+    """There is no public repository yet: the plugin is installed from a checkout (the local
+    marketplace), and no file names the made-up address the manifests carried."""
+    assert "homepage" not in PLUGIN
+    assert "repository" not in PLUGIN
+    assert all("homepage" not in entry for entry in MARKETPLACE["plugins"])
+    assert "urls" not in PYPROJECT["project"]
+    tracked = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(REPO),
+            "grep",
+            "--untracked",
+            "-lE",
+            r"(github\.com/|marketplace add )" + "xcindex/",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert tracked.stdout == ""
+
+
+def front_matter(path: Path) -> dict[str, str]:
+    head = path.read_text().split("---")[1]
+    return dict(line.split(": ", 1) for line in head.strip().splitlines())
+
+
+def test_the_refactor_agent_may_use_every_tool_the_server_lists() -> None:
+    listed = json.loads((REPO / "src" / "xcindex" / "plugin" / "catalogue.json").read_text())
+    offered = {f"mcp__plugin_xcindex_xcindex__{tool['name']}" for tool in listed["toolsHandshake"]["tools"]}
+    allowed = set(front_matter(REPO / "agents" / "swift-refactor-specialist.md")["tools"].split(", "))
+    assert len(offered) == 12
+    assert offered <= allowed, sorted(offered - allowed)
+
+
+def test_every_command_says_which_tools_it_may_use_without_asking() -> None:
+    commands = {path.stem: front_matter(path) for path in REPO.glob("commands/*.md")}
+    assert commands["xcindex-setup"]["allowed-tools"] == "Bash"
+    assert commands["xcindex-status"]["allowed-tools"] == (
+        "mcp__plugin_xcindex_xcindex__status, Bash(xcindex build-commands:*)"
+    )
 
 
 def test_the_marketplace_lists_this_repository_as_the_plugin() -> None:

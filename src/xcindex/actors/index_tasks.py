@@ -28,6 +28,7 @@ from xcindex.indexstore.ingest import LiveUnits, refresh
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.overlay.changes import ToClassify, classify, open_tree
 from xcindex.overlay.runner import OverlayCompiler, after_refresh
+from xcindex.vocabulary import XcindexError
 
 log = get_logger("xcindex.actors.index")
 
@@ -73,7 +74,7 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
             duration_ms=round(report.duration_s * 1000, 1),
         )
     except Exception as error:
-        outcome = JobOver(number, error=error)
+        outcome = JobOver(number, error=_one_error(error))
     finally:
         with anyio.CancelScope(shield=True):
             await loop.tell(outcome)
@@ -133,3 +134,19 @@ async def follow_watch(loop: Loop, fd: int) -> None:
     while True:
         await anyio.wait_readable(fd)
         await loop.ask(TreeStirred())
+
+
+def _one_error(error: Exception) -> Exception:
+    """The error a refresh's waiting questions hear. Its workers fail together (each one meets
+    the same missing libIndexStore) and its task group wraps them in an ExceptionGroup: when
+    every one of them is an XcindexError, the first is the answer, so a tool call says why
+    (and the embedding API raises what docs/embedding.md promises)."""
+    if isinstance(error, ExceptionGroup):
+        matched, rest = error.split(XcindexError)
+        if matched is not None and rest is None:
+            first: BaseException = matched
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            assert isinstance(first, XcindexError)
+            return first
+    return error

@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     serve.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     serve.add_argument("--log-file", default=None, help="write JSON log lines here instead of stderr")
+    # The plugin's first-start front execs `serve --handover FD` once xcindex is installed.
+    serve.add_argument("--handover", type=int, default=None, help=argparse.SUPPRESS)
     hook = sub.add_parser("hook", help="run an agent hook (session-start, post-tool-use, pre-tool-use)")
     hook.add_argument("event", choices=HOOK_EVENTS)
     doctor = sub.add_parser("doctor", help="check this machine and a project, and fix what can be fixed")
@@ -35,6 +37,19 @@ def _parser() -> argparse.ArgumentParser:
         "--project", default=None, help="the project to check (default: the working directory)"
     )
     doctor.add_argument("--install", action="store_true", help="build the index and write configuration")
+    doctor.add_argument(
+        "--build-scheme",
+        action="append",
+        metavar="SCHEME",
+        help="Xcode project: build this scheme's index with xcodebuild (repeatable)",
+    )
+    commands = sub.add_parser(
+        "build-commands",
+        help="print the commands that refresh a project's index (a package, or each Xcode scheme)",
+    )
+    commands.add_argument(
+        "--project", default=None, help="the project (default: the one holding the working directory)"
+    )
     from xcindex.cli.tools import add_tool_parsers
 
     add_tool_parsers(sub)
@@ -59,11 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         import anyio
 
         from xcindex.cli.log_setup import configure
-        from xcindex.server.front import serve_stdio
+        from xcindex.server.front import Handover, serve_stdio
 
         configure(args.log_level, args.log_file)
+        handover = Handover.read(args.handover) if args.handover is not None else None
         try:
-            anyio.run(serve_stdio, backend=args.backend)
+            anyio.run(serve_stdio, handover, backend=args.backend)
         except KeyboardInterrupt:
             return 130
         return 0
@@ -74,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doctor":
         from xcindex.doctor.checks import main as doctor_main
 
-        return doctor_main(project=args.project, install=args.install)
+        return doctor_main(project=args.project, install=args.install, build_schemes=args.build_scheme)
+    if args.command == "build-commands":
+        from xcindex.cli.build_commands import main as build_commands_main
+
+        return build_commands_main(args.project)
     from xcindex.cli.tools import is_tool_command, run_tool
 
     if is_tool_command(args.command):

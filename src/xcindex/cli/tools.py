@@ -22,6 +22,7 @@ import os
 import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args, get_origin
 
 import anyio
@@ -186,18 +187,10 @@ def _enclosing_project(start: str) -> str:
     """The folder a command run without --project is about: the nearest one holding a
     Package.swift, an .xcodeproj or an .xcworkspace, from the working directory up (as git
     finds its repository from a subfolder); the working directory itself when none does."""
-    current = os.path.abspath(start)
-    while True:
-        try:
-            names = os.listdir(current)
-        except OSError:
-            names = []
-        if "Package.swift" in names or any(n.endswith((".xcodeproj", ".xcworkspace")) for n in names):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return os.path.abspath(start)
-        current = parent
+    from xcindex.project.candidates import enclosing_project_folder
+
+    found = enclosing_project_folder(Path(start))
+    return str(found) if found is not None else os.path.abspath(start)
 
 
 async def _resolve_usr(

@@ -35,14 +35,16 @@ from xcindex.project.candidates import (
     STALE_NAMES_SHOWN,
     Project,
     choose_project,
-    find_projects,
     format_time,
     newest_unit_mtime_ns,
+    project_at,
+    projects_for,
     rebuild_advice,
     swift_files_newer_than,
 )
 from xcindex.project.locate import LocateError, Location, locate
 from xcindex.project.store_layout import units_dir
+from xcindex.project.xcode import XcodebuildError, build_command, list_schemes, shown
 from xcindex.vocabulary import CodedError, ProjectKind, WarningCode
 
 DEPENDENCIES = (
@@ -236,8 +238,7 @@ class _Doctor:
     def find_project(self, project: str | None) -> Project | None:
         self.report.section("Project")
         if project is None:
-            directory = Path.cwd()
-            found = find_projects(directory)
+            directory, found = projects_for(Path.cwd())
             if not found:
                 self.report.info(
                     f"No Swift package or Xcode project in {directory}: pass --project <path> to check one."
@@ -250,24 +251,17 @@ class _Doctor:
             chosen = picked
         else:
             path = Path(project).expanduser().absolute()
-            if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
-                chosen = Project(path, ProjectKind.XCODE)
-            elif path.name == "Package.swift" and path.is_file():
-                chosen = Project(path.parent, ProjectKind.SWIFTPM)
-            elif (path / "Package.swift").is_file():
-                chosen = Project(path, ProjectKind.SWIFTPM)
-            elif path.is_dir() and (found := find_projects(path)):
-                picked = choose_project(path, found)
-                if picked is None:
-                    self._ambiguous(path, found)
-                    return None
-                chosen = picked
-            else:
+            named = project_at(path)
+            if isinstance(named, list):
+                self._ambiguous(path, named)
+                return None
+            if named is None:
                 self.report.fail(
                     f"{path} is not a Swift package or an Xcode project (or a folder holding one).",
                     "Pass --project a package folder, its Package.swift, or an .xcodeproj/.xcworkspace.",
                 )
                 return None
+            chosen = named
         kind = "Swift package" if chosen.kind is ProjectKind.SWIFTPM else "Xcode project"
         self.report.ok(f"{kind}: {chosen.path}")
         return chosen
@@ -287,10 +281,51 @@ class _Doctor:
         newest = newest_unit_mtime_ns(location.store_path)
         return newest is None or bool(swift_files_newer_than(project.root, newest))
 
+    def check_schemes(self, project: Project, build: list[str]) -> None:
+        """An Xcode project's schemes (`xcodebuild -list -json`) and the command that builds
+        each one's index; the schemes in `build` are built."""
+        self.report.section("Xcode schemes")
+        try:
+            schemes = list_schemes(project)
+        except XcodebuildError as error:
+            if build:
+                self.report.fail(str(error), "Then run this again, or build the schemes in Xcode.")
+            else:
+                self.report.info(str(error))
+            return
+        if not schemes:
+            self.report.fail(
+                f"xcodebuild lists no scheme for {project.path}.",
+                "Share a scheme in Xcode (Product > Scheme > Manage Schemes..., tick Shared).",
+            )
+            return
+        self.report.ok(f"{len(schemes)} scheme(s): {', '.join(schemes)}")
+        for scheme in schemes:
+            self.report.info(f"Builds the index of {scheme}: {shown(build_command(project, scheme))}")
+        for unknown in [name for name in build if name not in schemes]:
+            self.report.fail(f"No scheme named {unknown!r}.", f"Name one of: {', '.join(schemes)}.")
+        if not build:
+            self.report.info(
+                f"To build some here: xcindex doctor --project {shlex.quote(str(project.path))} "
+                "--build-scheme <scheme> [--build-scheme <another>]"
+            )
+        for scheme in [name for name in build if name in schemes]:
+            command = build_command(project, scheme)
+            self.report.info(f"Building the index of {scheme}: {shown(command)}")
+            started = time.monotonic()
+            ran = _run(command, _BUILD_TIMEOUT_S, cwd=project.root)
+            if ran.returncode != 0:
+                what = ran.problem or _exit_description(ran.returncode or 0)
+                self.report.fail(
+                    f"`{shown(command)}` failed ({what}).", "Fix the build errors below, then run it again."
+                )
+                self.report.detail("\n".join(ran.output.strip().splitlines()[-20:]))
+                continue
+            self.report.ok(f"Built the index of {scheme} ({time.monotonic() - started:.0f} s).")
+
     def build_index(self, project: Project) -> None:
         if project.kind is not ProjectKind.SWIFTPM:
-            self.report.info("Xcode projects are indexed by Xcode's own builds: build it in Xcode.")
-            return
+            return  # an Xcode project's schemes are built when named (check_schemes)
         if not self._needs_build(project):
             self.report.info("The index is current: no build needed.")
             return
@@ -373,7 +408,7 @@ def _count_entries(folder: Path) -> int:
         return 0
 
 
-def main(project: str | None, install: bool) -> int:
+def main(project: str | None, install: bool, build_schemes: list[str] | None = None) -> int:
     from xcindex import __version__
 
     report = Report()
@@ -385,6 +420,10 @@ def main(project: str | None, install: bool) -> int:
     doctor.check_sourcekit_lsp()
     chosen = doctor.find_project(project)
     if chosen is not None:
+        if chosen.kind is ProjectKind.XCODE:
+            doctor.check_schemes(chosen, build_schemes or [])
+        elif build_schemes:
+            report.fail("--build-scheme is for Xcode projects.", "A Swift package builds with --install.")
         if install:
             doctor.build_index(chosen)
         indexed = doctor.check_index(chosen)

@@ -21,10 +21,9 @@ from xcindex.doctor.report import Report
 from xcindex.project.candidates import Project
 
 PLUGIN_NAME = "xcindex"
-DOCS_URL = "https://github.com/xcindex/xcindex/blob/main/docs/plugin.md"
 PLUGIN_HOWTO = (
-    "in Claude Code: /plugin marketplace add xcindex/xcindex, then /plugin install xcindex@xcindex "
-    f"(walk-through: {DOCS_URL})"
+    "claude plugin marketplace add /path/to/an/xcindex/checkout, then claude plugin install "
+    "xcindex@xcindex (walk-through: docs/plugin.md in the checkout)"
 )
 
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from xcindex.project.candidates import Project
+
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})
 EVENT_NAMES = {"session-start": "SessionStart", "post-tool-use": "PostToolUse", "pre-tool-use": "PreToolUse"}
 
@@ -57,14 +59,42 @@ def hook_output(event_name: str, context: str) -> str:
 
 
 def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
+    """The project the session is about (from `directory` up, else below it) and what the
+    toolchain and the index say about it."""
     # session-start runs once a session: what only it needs is imported here, keeping
     # post-tool-use and pre-tool-use (run on every edit and search) light.
+    from xcindex.project.candidates import STALE_NAMES_SHOWN, choose_project, projects_for
+    from xcindex.project.toolchain import LibraryNotFound, find_library
+
+    folder, found = projects_for(directory)
+    if not found:
+        return (
+            f"[xcindex] No Swift package or Xcode project in {directory} (or a folder above it): "
+            "the xcindex tools have nothing to answer about here."
+        )
+    project = choose_project(folder, found)
+    if project is None:
+        names = ", ".join(_relative(p.path, folder) for p in found[:STALE_NAMES_SHOWN])
+        more = ", ..." if len(found) > STALE_NAMES_SHOWN else ""
+        return (
+            f"[xcindex] Several Swift projects below {folder} ({names}{more}): the xcindex tools "
+            "answer about the one named by their projectPath argument; none is assumed."
+        )
+    try:
+        find_library(environ)
+    except LibraryNotFound as missing:
+        return (
+            f"[xcindex] xcindex cannot read the index of {project.name}: {missing} Until then its tools "
+            "answer with this error."
+        )
+    return _freshness_report(project, environ) + _lsp_note(environ)
+
+
+def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
     from xcindex.hooks.grep_advice import ToolNames
     from xcindex.project.candidates import (
         BUILD_COMMAND,
         STALE_NAMES_SHOWN,
-        choose_project,
-        find_projects,
         format_time,
         newest_unit_mtime_ns,
         rebuild_advice,
@@ -74,20 +104,6 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
     from xcindex.project.locate import LocateError, locate
     from xcindex.vocabulary import ProjectKind
 
-    found = find_projects(directory)
-    if not found:
-        return (
-            f"[xcindex] No Swift package or Xcode project in {directory}: "
-            "the xcindex tools have nothing to answer about here."
-        )
-    project = choose_project(directory, found)
-    if project is None:
-        names = ", ".join(_relative(p.path, directory) for p in found[:STALE_NAMES_SHOWN])
-        more = ", ..." if len(found) > STALE_NAMES_SHOWN else ""
-        return (
-            f"[xcindex] Several Swift projects below {directory} ({names}{more}): the xcindex tools "
-            "answer about the one named by their projectPath argument; none is assumed."
-        )
     tools = ToolNames(environ)
     try:
         location = locate(str(project.path), None)
@@ -160,6 +176,21 @@ def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
                 "edits will not be tracked.)"
             )
     return _index_report(Path(directory), environ) + ledger_problem
+
+
+def _lsp_note(environ: Mapping[str, str]) -> str:
+    """What a missing sourcekit-lsp costs: plan_rename's ranges stay unverified."""
+    from xcindex.project.toolchain import find_sourcekit_lsp
+    from xcindex.vocabulary import CodedError
+
+    try:
+        find_sourcekit_lsp(environ=environ)
+    except CodedError as error:
+        return (
+            f" (sourcekit-lsp: {error.message}. Until one is found, plan_rename's ranges are "
+            "not verified by it and the other tools answer from the index alone.)"
+        )
+    return ""
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xcindex.hooks.input import ToolCall, optional_text
 from xcindex.project import ledger
-from xcindex.project.candidates import list_folder
+from xcindex.project.candidates import enclosing_project_folder
 
 PLUGIN_TOOL_PREFIX = "mcp__plugin_xcindex_xcindex__"
 MANUAL_TOOL_PREFIX = "mcp__xcindex__"
@@ -41,8 +41,8 @@ _TARGET_TYPES = frozenset({"swift", "objc", "objcpp"})
 _GLOB_EXTENSION = re.compile(r"\.(\{[^{}]*\}|[A-Za-z0-9_+]+)\s*$")
 _DECLARATION = r"(?:func|class|struct|enum|protocol|extension|actor|typealias|var|let|case|init|macro)"
 _IDENTIFIER_SEARCH = re.compile(
-    r"^(?:\\b)?(?:(?P<decl>" + _DECLARATION + r")(?:\\s\+|\\s\*|\s+))?(?:\\\.)?"
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\\b|\\?[()]|:|\\s\*|[A-Za-z_][A-Za-z0-9_]*:)*$"
+    r"^(?:\\b)?(?:(?P<decl>" + _DECLARATION + r")(?:\\s\+|\\s\*|\s+))?(?P<member>\\\.|\.)?"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>(?:\\b|\\?[()]|:|\\s\*|[A-Za-z_][A-Za-z0-9_]*:)*)$"
 )
 
 
@@ -58,29 +58,20 @@ def _glob_targets_sources(glob: str) -> bool | None:
 def swift_identifier(pattern: str) -> str | None:
     """The symbol name when a Grep pattern looks like a search for one Swift identifier.
 
-    `UserService`, `\\bfetchUser\\(`, `func fetchUser`, `class\\s+AppDelegate` qualify;
-    plain words (`user`), all-caps markers (`TODO`) and real regexes do not.
+    `UserService`, `\\bfetchUser\\(`, `func fetchUser`, `class\\s+AppDelegate` qualify, and so
+    does a call or member search of a one-word name (`\\.deposit\\(`, `\\bdecode\\(`, `log(`,
+    `.count`): most Swift methods are one lowercase word. Plain words (`user`), all-caps
+    markers (`TODO`, even `TODO(`) and real regexes do not.
     """
     match = _IDENTIFIER_SEARCH.match(pattern.strip())
     if not match:
         return None
     name = match.group("name")
     camel_case = len(name) >= 3 and any(c.isupper() for c in name) and any(c.islower() for c in name)
-    if match.group("decl") or camel_case:
+    called_or_member = bool(match.group("member")) or "(" in match.group("rest")
+    if match.group("decl") or camel_case or (called_or_member and not name.isupper()):
         return name
     return None
-
-
-def _in_swift_project(start: Path) -> bool:
-    current = start
-    for _ in range(8):
-        for entry in list_folder(current):
-            if entry.name == "Package.swift" or entry.name.endswith((".xcodeproj", ".xcworkspace")):
-                return True
-        if current.parent == current:
-            break
-        current = current.parent
-    return False
 
 
 def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
@@ -103,7 +94,7 @@ def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
     if identifier and not targets_sources:
         base = call.cwd or ledger.project_directory(environ)
         root = Path(base, path) if path else Path(base)
-        if not _in_swift_project(root if root.is_dir() else root.parent):
+        if enclosing_project_folder(root if root.is_dir() else root.parent) is None:
             identifier = None
     if identifier:
         return (

@@ -21,6 +21,7 @@ from pathlib import Path
 from xcindex.indexstore.cache import CACHE_ENV as CACHE_ENV
 from xcindex.indexstore.cache import cache_dir as cache_dir
 from xcindex.indexstore.cache import database_path_for as database_path_for
+from xcindex.indexstore.cache import writable
 from xcindex.indexstore.model import ReadFailure
 from xcindex.indexstore.name_queries import NameQueries
 from xcindex.indexstore.queries import PARAMETER_KIND as PARAMETER_KIND
@@ -132,7 +133,7 @@ class IngestCounters:
 
 class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads for name resolution
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        writable(path.parent)
         self.path = path
         self._conn = connect(str(path))
         self._conn.execute("PRAGMA journal_mode=WAL")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +89,35 @@ def find_projects(directory: Path, depth: int = PROJECT_SEARCH_DEPTH) -> list[Pr
     return found
 
 
+def holds_project(folder: Path) -> bool:
+    """Whether `folder` itself holds a Package.swift, an .xcodeproj or an .xcworkspace."""
+    return any(
+        entry.name == "Package.swift" or entry.name.endswith((".xcodeproj", ".xcworkspace"))
+        for entry in list_folder(folder)
+    )
+
+
+def enclosing_project_folder(start: Path) -> Path | None:
+    """The nearest folder from `start` up that holds a project (as git finds its repository
+    from a subfolder): a session or a command started in `Package/Sources` is about
+    `Package`. None when no folder up to the root holds one."""
+    current = Path(os.path.abspath(start))
+    while True:
+        if holds_project(current):
+            return current
+        if current.parent == current:
+            return None
+        current = current.parent
+
+
+def projects_for(directory: Path) -> tuple[Path, list[Project]]:
+    """Where a session started in `directory` looks, and the projects it finds there: the
+    enclosing project folder (from `directory` up) when there is one, else `directory` and
+    the projects up to two folders below it."""
+    folder = enclosing_project_folder(directory) or directory
+    return folder, find_projects(folder)
+
+
 def newest_unit_mtime_ns(store: Path) -> int | None:
     """When the compiler last wrote a unit into the store; None if it holds none."""
     newest: int | None = None
@@ -128,9 +158,31 @@ def format_time(mtime_ns: int) -> str:
 
 
 def rebuild_advice(project: Project) -> str:
+    """The command that refreshes the project's index, in words (nothing is run: the hooks
+    say it, and xcodebuild takes seconds to list an Xcode project's schemes)."""
     if project.kind is ProjectKind.SWIFTPM:
         return f"`{BUILD_COMMAND}` in {project.root}"
-    return "a build in Xcode (with indexing enabled)"
+    flag = "-workspace" if project.path.suffix == ".xcworkspace" else "-project"
+    return (
+        f"a build in Xcode, or `xcodebuild build {flag} {shlex.quote(str(project.path))} -scheme <scheme>`; "
+        "`xcindex build-commands` names the schemes"
+    )
+
+
+def project_at(path: Path) -> Project | list[Project] | None:
+    """The project a path names: an .xcodeproj/.xcworkspace, a Package.swift, a package
+    folder, or a folder holding one project (the projects when it holds several unrelated
+    ones); None when it names none."""
+    if path.suffix in (".xcodeproj", ".xcworkspace") and path.exists():
+        return Project(path, ProjectKind.XCODE)
+    if path.name == "Package.swift" and path.is_file():
+        return Project(path.parent, ProjectKind.SWIFTPM)
+    if (path / "Package.swift").is_file():
+        return Project(path, ProjectKind.SWIFTPM)
+    found = find_projects(path) if path.is_dir() else []
+    if not found:
+        return None
+    return choose_project(path, found) or found
 
 
 def choose_project(directory: Path, found: list[Project]) -> Project | None:

@@ -19,16 +19,22 @@ malformed) makes it *hand the connection over*: it imports the SDK, starts the S
 feeds it every line. Both write through the one writer task here, so lines never
 interleave; calls the front end started finish on their own, and a cancellation for one of
 them still reaches it (the SDK side reports every `notifications/cancelled` it reads).
+
+A plugin's first start begins in `xcindex.plugin.front` (before xcindex is installed), which
+answers the handshake and then execs `xcindex serve --handover FD`: `Handover` is what it
+passes on (the state it set and the messages it did not answer), and the connection goes on
+here as if it had started here.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import TextIOWrapper
@@ -97,6 +103,32 @@ class _InFlight:
     cancelled_by_peer: bool = False
 
 
+@dataclass(frozen=True)
+class Handover:
+    """A connection the plugin's first-start front began (`xcindex.plugin.front`): the
+    client's `initialize` (and `notifications/initialized`) or 2026-07-28 envelope, the
+    `subscriptions/listen` streams it already acknowledged, and the lines it did not answer."""
+
+    initialize: dict[str, Any] | None = None
+    initialized: tuple[str, ...] = ()
+    modern_meta: dict[str, Any] | None = None
+    acknowledged: frozenset[RequestId] = frozenset()
+    pending: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, descriptor: int) -> Handover:
+        """From the (unlinked temporary) file the first-start front left open for us."""
+        with os.fdopen(descriptor, "rb") as source:
+            raw = json.loads(source.read())
+        return cls(
+            initialize=raw.get("initialize"),
+            initialized=tuple(raw.get("initialized") or ()),
+            modern_meta=raw.get("modernMeta"),
+            acknowledged=frozenset(raw.get("acknowledged") or ()),
+            pending=tuple(raw.get("pending") or ()),
+        )
+
+
 class FrontEnd:
     """One connection's front end: answers what it can, hands the rest to the SDK server.
 
@@ -126,6 +158,17 @@ class FrontEnd:
         resources/list names them)."""
         self._calls: TaskGroup | None = None
         self._closing = anyio.Event()
+        self._acknowledged: frozenset[RequestId] = frozenset()
+        """Listen streams the first-start front acknowledged: the SDK's own ack is dropped."""
+
+    def adopt(self, handover: Handover) -> None:
+        """Go on with a connection the first-start front began."""
+        if handover.initialize is not None:
+            self._era, self._initialize = "handshake", handover.initialize
+            self._initialized_lines = list(handover.initialized)
+        elif handover.modern_meta is not None:
+            self._era, self._modern_meta = "modern", handover.modern_meta
+        self._acknowledged = handover.acknowledged
 
     async def start(self) -> None:
         """Open the calls' group (a task of its own, so that `close` can cut the calls off
@@ -297,6 +340,7 @@ class FrontEnd:
             replay,
             replay_id,
             self.cancel_by_peer,
+            self._acknowledged,
         )
         await send.send(line)
 
@@ -311,19 +355,29 @@ async def serve_connection(
     watch_group: TaskGroup,
     lines: AsyncIterable[str],
     write: Callable[[str], Awaitable[None]],
+    handover: Handover | None = None,
 ) -> None:
     """Serve one MCP connection: `lines` are the client's, `write` sends one line to it;
-    status watches (after a handover) run in `watch_group`. Returns after the client's EOF,
-    once every answer is written."""
+    status watches (after a handover) run in `watch_group`; `handover` is what the plugin's
+    first-start front began. Returns after the client's EOF, once every answer is written."""
     send, receive = anyio.create_memory_object_stream[str](0)
     async with anyio.create_task_group() as writer:
         writer.start_soon(_write_all, receive, write)
         async with send, anyio.create_task_group() as connection:
             front = FrontEnd(engine, watch_group, connection, send)
             await front.start()
-            async for line in lines:
+            if handover is not None:
+                front.adopt(handover)
+            async for line in _after(handover.pending if handover else (), lines):
                 await front.feed(line)
             await front.close()
+
+
+async def _after(first: tuple[str, ...], lines: AsyncIterable[str]) -> AsyncIterator[str]:
+    for line in first:
+        yield line
+    async for line in lines:
+        yield line
 
 
 async def _write_all(lines: MemoryObjectReceiveStream[str], write: Callable[[str], Awaitable[None]]) -> None:
@@ -387,15 +441,20 @@ async def _stop_on_signals(scope: anyio.CancelScope, engine: Engine) -> None:
             os._exit(0)
 
 
-async def serve_stdio() -> None:
-    """Serve until stdin closes or SIGTERM/SIGINT arrives; the Engine's children go with us."""
+async def serve_stdio(handover: Handover | None = None) -> None:
+    """Serve until stdin closes or SIGTERM/SIGINT arrives; the Engine's children go with us.
+    `handover`: the connection the plugin's first-start front began in this process."""
     async with (
         Engine(EngineConfig(first_answer_wait_s=FIRST_ANSWER_WAIT_S)) as engine,
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_stop_on_signals, tg.cancel_scope, engine)
-        log.info("server_started", version=__version__)
+        log.info(
+            "server_started",
+            version=__version__,
+            **({"handed_over_lines": len(handover.pending)} if handover is not None else {}),
+        )
         with claimed_stdio() as wire:
-            await serve_connection(engine, tg, wire.reader, wire.write)
+            await serve_connection(engine, tg, wire.reader, wire.write, handover)
         log.info("server_stdin_closed")
         tg.cancel_scope.cancel()

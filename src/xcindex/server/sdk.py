@@ -42,13 +42,14 @@ from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion
 from xcindex.engine.registry import TOOLS, ToolDecl
-from xcindex.project.candidates import find_projects
+from xcindex.project.candidates import projects_for
 from xcindex.project.ledger import project_directory
 from xcindex.server.calls import BUDGET, ToolResult, call_tool, called_location, input_schema
 from xcindex.server.calls import INSTRUCTIONS as INSTRUCTIONS
 from xcindex.vocabulary import XcindexError
 
 log = get_logger(__name__)
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 def tool_listing(tool: ToolDecl[Any, Any]) -> types.Tool:
@@ -100,7 +101,7 @@ def status_uri(project_path: str | None, index_store_path: str | None) -> str:
 def default_project() -> str | None:
     """The project of the server's session (CLAUDE_PROJECT_DIR, else the working
     directory), found as the hooks find it; None when there is none."""
-    projects = find_projects(Path(project_directory()))
+    _, projects = projects_for(Path(project_directory()))
     return str(projects[0].path) if projects else None
 
 
@@ -371,6 +372,7 @@ async def serve_handed_over(
     replay: Sequence[str],
     replay_id: str,
     on_cancelled: Callable[[object], None],
+    acknowledged: frozenset[object] = frozenset(),
 ) -> None:
     """Serve a connection the front end (`server_front`) hands over, until `lines` ends.
 
@@ -380,6 +382,8 @@ async def serve_handed_over(
     the handover; the answer to the one with id `replay_id` was already given by the front
     end, so it is dropped. `feed` already knows the locations of the front end's calls. Every `notifications/cancelled` read is also reported to
     `on_cancelled` (its request id), since it may be meant for a call the front end runs.
+    The plugin's first-start front already acknowledged the listen streams in
+    `acknowledged`: the SDK's second acknowledgement of each is dropped.
     """
     server = build_server(engine, feed)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -402,6 +406,8 @@ async def serve_handed_over(
                 async for line in lines:
                     await read_send.send(read(line))
 
+    unacknowledged = set(acknowledged)
+
     async def write() -> None:
         replay_answered = False
         async with write_receive:
@@ -413,6 +419,14 @@ async def serve_handed_over(
                     and message.id == replay_id
                 ):
                     replay_answered = True
+                    continue
+                if (
+                    isinstance(message, types.JSONRPCNotification)
+                    and message.method == "notifications/subscriptions/acknowledged"
+                    and (subscription := ((message.params or {}).get("_meta") or {}).get(SUBSCRIPTION_ID))
+                    in unacknowledged
+                ):
+                    unacknowledged.discard(subscription)
                     continue
                 await write_line(message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
 

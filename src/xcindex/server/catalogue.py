@@ -1,0 +1,57 @@
+"""The catalogue the plugin's first-start front answers from: the real server's own answers.
+
+Before xcindex is installed, `xcindex.plugin.front` (stdlib only) answers the handshake and
+`tools/list` from `src/xcindex/plugin/catalogue.json`; this builds that file from the
+registry, with the functions the real front end answers with. Regenerate it after changing
+a tool, the instructions or the version:
+
+    python -m xcindex.server.catalogue
+
+(`tests/unit/test_plugin_front.py` fails while the committed file differs.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from xcindex.server.calls import SERVER_NAME, SERVER_VERSION
+from xcindex.server.protocol import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSION,
+    discover_result,
+    initialize_result,
+    tools_list_result,
+)
+
+PATH = Path(__file__).resolve().parents[1] / "plugin" / "catalogue.json"
+
+
+def catalogue() -> dict[str, Any]:
+    return {
+        "version": SERVER_VERSION,
+        "handshakeVersions": list(HANDSHAKE_VERSIONS),
+        "modernVersion": MODERN_VERSION,
+        "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
+        "initialize": initialize_result({"protocolVersion": LATEST_HANDSHAKE_VERSION}),
+        "discover": discover_result(),
+        "toolsHandshake": tools_list_result(False),
+        "toolsModern": tools_list_result(True),
+    }
+
+
+def text() -> str:
+    return json.dumps(catalogue(), ensure_ascii=False, indent=1) + "\n"
+
+
+def main() -> int:
+    PATH.write_text(text(), encoding="utf-8")
+    sys.stdout.write(f"wrote {PATH}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
