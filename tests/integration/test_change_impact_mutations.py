@@ -1,5 +1,7 @@
-"""change_impact measured for real on the fixture: fourteen mutations (bodies, signatures, an
-added and a removed declaration, a `==` only XCTest calls, one of three cases on a line), each rebuilt and run with the full `swift test`; every
+"""change_impact measured for real on the fixture: fifteen mutations (bodies, signatures, an
+added and a removed declaration, a `==` only XCTest calls, one of three cases on a line, a
+library witness of a protocol only the test target declares and adopts: the index says so
+implicitly, at the conformance), each rebuilt and run with the full `swift test`; every
 failing test must be among the covering tests (recall 1.0), and the answer's own
 `swiftTestCommand` must reproduce every failure. Precision is printed, not asserted: a
 covering test reaches the changed code but need not notice the change."""
@@ -79,6 +81,13 @@ MUTATIONS = (
         f"{CORE}/UserRepository.swift",
         "profiles.first { $0.id == id }",
         "profiles.last { $0.id == id }",
+        "body",
+    ),
+    Mutation(
+        "a library witness only a test-target protocol dispatches to",
+        f"{CORE}/ImplicitCases.swift",
+        "Set(items) == Set(other.items)",
+        "Set(items) != Set(other.items)",
         "body",
     ),
 )
