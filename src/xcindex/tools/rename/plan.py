@@ -20,10 +20,11 @@ from pathlib import Path
 from pydantic import Field, StrictInt, StrictStr
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.graph_queries import overridden
 from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.common import canonical_occurrence, file_is_stale
-from xcindex.tools.references import overriding_sites, source_occurrences
+from xcindex.tools.references import source_occurrences
 from xcindex.tools.rename.answer import DEFAULT_MAX_RANGES as DEFAULT_MAX_RANGES
 from xcindex.tools.rename.answer import MAX_RANGES, now_iso
 from xcindex.tools.rename.answer import Refusal as Refusal
@@ -31,20 +32,16 @@ from xcindex.tools.rename.answer import RenamePlan as RenamePlan
 from xcindex.tools.rename.answer import RenameRange as RenameRange
 from xcindex.tools.rename.answer import refused as refused
 from xcindex.tools.rename.answer import with_warnings as with_warnings
-from xcindex.tools.rename.checks import (
-    ATTRIBUTE_LINES_ABOVE,
-    attributes_only,
-    complete_witnesses,
-    refusal_reason,
-    requirement_protocols,
-    semantic_warnings,
-)
+from xcindex.tools.rename.checks import refusal_reason, requirement_protocols
+from xcindex.tools.rename.collisions import clashes, collision_report
+from xcindex.tools.rename.meaning import ATTRIBUTE_LINES_ABOVE, attributes_only, semantic_warnings
 from xcindex.tools.rename.names import base_name as base_name
 from xcindex.tools.rename.names import early_refusal as early_refusal
 from xcindex.tools.rename.names import is_identifier
 from xcindex.tools.rename.names import validate_new_name as validate_new_name
+from xcindex.tools.rename.reach import rename_reach
 from xcindex.tools.rename.scan import local_conformances, scan_tree, unproven_warnings
-from xcindex.vocabulary import RangeReason, RefusalReason, Tier, WarningCode
+from xcindex.vocabulary import RangeReason, RefusalReason, Tier
 
 PROTOCOL_KIND = 8
 
@@ -95,22 +92,18 @@ def _roots_of(
     db: Database, symbol: SymbolRow, max_depth: int = 32
 ) -> tuple[list[SymbolRow], list[SymbolRow]]:
     """Walk `overrideOf` up: the user-defined roots of the override chain, and any
-    overridden symbols that have no definition here (SDK methods)."""
+    overridden symbols that have no definition here (SDK methods). A witness is related to
+    its requirement also where only a conformance declared elsewhere says so (an implicit
+    occurrence there: docs/tools.md, "Implicit occurrences")."""
     roots: dict[int, SymbolRow] = {}
     external: dict[int, SymbolRow] = {}
     frontier = [symbol]
     seen = {symbol.id}
     for _ in range(max_depth):
         next_frontier: list[SymbolRow] = []
+        bases = overridden(db, [current.id for current in frontier])
         for current in frontier:
-            parents: list[int] = []
-            for occ in source_occurrences(db, current):
-                if occ.roles & (Role.DEFINITION | Role.DECLARATION):
-                    parents.extend(
-                        sid
-                        for roles, sid in db.relations_of([occ.id]).get(occ.id, [])
-                        if roles & Role.REL_OVERRIDEOF
-                    )
+            parents = sorted(bases.get(current.id, ()))
             if not parents:
                 roots[current.id] = current
             for sid in parents:
@@ -279,30 +272,22 @@ def index_plan(
             plan, refusal=_sdk_refusal(symbol.name, f"it overrides or witnesses {names} from an SDK")
         )
 
-    renamed: dict[int, SymbolRow] = {}
-    for root in roots:
-        renamed[root.id] = root
-        for site in overriding_sites(db, root):
-            renamed[site.symbol.id] = site.symbol
-    completion = complete_witnesses(
-        db, renamed, lambda member: [site.symbol for site in overriding_sites(db, member)]
-    )
-    files = _FileBytes()
-    warnings: list[tuple[WarningCode, str]] = []
-    for default, requirements in completion.shared:
-        missing = [r for r in requirements if r.id not in renamed]
-        for requirement in missing:
-            renamed[requirement.id] = requirement
-            for site in overriding_sites(db, requirement):
-                renamed.setdefault(site.symbol.id, site.symbol)
-        names = ", ".join(sorted({r.name + " of " + (r.usr) for r in requirements}))
-        warnings.append(
-            (
-                WarningCode.SHARED_DEFAULT_IMPLEMENTATION,
-                f"{default.name} ({default.usr}) is the default implementation of {len(requirements)} "
-                f"requirements ({names}): all of them and their witnesses are renamed together.",
-            )
+    reach = rename_reach(db, roots)
+    if reach.unwritten:
+        return replace(
+            plan,
+            refusal=_sdk_refusal(
+                symbol.name,
+                f"it is witnessed by {reach.unwritten_text()}, declared in an SDK or synthesised by the "
+                "compiler: renaming the requirement breaks that conformance",
+            ),
         )
+    renamed, completion = reach.renamed, reach.completion
+    collision, overloads = collision_report(clashes(db, renamed.values(), new_name), new_name)
+    if collision is not None:
+        return replace(plan, refusal=Refusal(*collision))
+    files = _FileBytes()
+    warnings = [*reach.warnings, *overloads]
     warnings += semantic_warnings(db, renamed.values(), files.definition_text)
 
     old_base = base_name(symbol.name)
@@ -323,6 +308,8 @@ def index_plan(
             if key in ranges:
                 continue
             reasons = _reasons(db, occ, renamed)
+            if renamed_symbol.id in reach.implied and occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                reasons = [RangeReason.CONFORMANCE_WITNESS]
             if renamed_symbol.id in completion.added and occ.roles & (Role.DEFINITION | Role.DECLARATION):
                 reasons = [
                     RangeReason.WITNESS_IN_OTHER_PROTOCOL_EXTENSION
