@@ -173,13 +173,13 @@ def apply(ranges: list[tuple[str, int, int, int]], old: str, new: str, copy: Pat
     for path, line, column, end in ranges:
         by_file[path].append((line, column, end))
     for relative, found in by_file.items():
-        path = copy / relative
-        lines = path.read_bytes().split(b"\n")
+        file = copy / relative
+        lines = file.read_bytes().split(b"\n")
         for line, column, end in sorted(found, reverse=True):
             text = lines[line - 1]
             assert text[column - 1 : end - 1] == old.encode(), (relative, line, text)
             lines[line - 1] = text[: column - 1] + new.encode() + text[end - 1 :]
-        path.write_bytes(b"\n".join(lines))
+        file.write_bytes(b"\n".join(lines))
 
 
 def swift(*args: str, copy: Path) -> subprocess.CompletedProcess[str]:
