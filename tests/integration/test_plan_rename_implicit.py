@@ -8,6 +8,7 @@ build them, so what a plan claims (it builds, or it would not) is checked by the
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -220,3 +221,72 @@ async def test_the_plans_build_and_keep_the_tests_and_a_refused_one_would_not_bu
     build = swift("build", "--build-tests", copy=collided)
     assert build.returncode != 0
     assert "invalid redeclaration of 'zero'" in build.stdout + build.stderr
+
+
+async def test_unproven_sites_are_listed_where_the_symbol_is_visible_and_labels_apart(
+    engine: Engine, canary_store: Path, symbols: dict[str, dict[str, Any]]
+) -> None:
+    project = str(CANARY)
+    # ImplicitCases.swift:141 `func roundedCents(_ cents: Int) -> Int` is internal to CanaryCore,
+    # called at :89 and at ImplicitCasesTests.swift:50:39 (`CanaryCore.roundedCents(149)`).
+    usr = await usr_of(engine, canary_store, symbols["roundedCents(_:)"])
+    plan = await engine.plan_rename(usr, "rounded", project_path=project, reconcile_with_lsp=False)
+    assert ranges_of(plan) == {(CASES, 89, 29, 41), (CASES, 141, 6, 18), (TESTS, 50, 39, 51)}
+    # ImplicitCasesTests.swift `@testable import`s CanaryCore: its local `roundedCents` (50:13,
+    # used at 51:24) could be the function, and is listed. Sources/CanaryFeatures/Rounding.swift
+    # cannot see it: its local (3:9, 4:12) is counted, not listed.
+    assert {(rel(m.path), m.line, m.column, m.kind) for m in plan.unproven} == {
+        (TESTS, 50, 13, "code"),
+        (TESTS, 51, 24, "code"),
+    }
+    assert plan.not_visible_count == 2
+    [(code, message)] = plan.warnings
+    assert code == "unproven_occurrences"
+    assert "2 more in modules that cannot see" in message
+    answer = plan.to_json()
+    assert (answer["unprovenSiteCount"], answer["notVisibleSiteCount"], answer["unprovenNextOffset"]) == (
+        2,
+        2,
+        None,
+    )
+
+    # CanaryPoint.x: the old name stands unproven only as labels of other declarations'
+    # arguments (`Vector2D(x: 1, y: 2)`, `CanaryPoint(x: 1, y: 2)` of a hand-written init).
+    x = await usr_of(engine, canary_store, symbols["CanaryPoint.x"])
+    point = await engine.plan_rename(x, "horizontal", project_path=project, reconcile_with_lsp=False)
+    tests = "Tests/CanaryCoreTests/UserServiceTests.swift"
+    assert {(rel(m.path), m.line, m.column, m.kind) for m in point.unproven} == {
+        ("Sources/CanaryCore/Operators.swift", 11, 18, "label"),
+        (tests, 43, 28, "label"),
+        (tests, 43, 51, "label"),
+        (tests, 44, 38, "label"),
+        (tests, 45, 52, "label"),
+        (TESTS, 32, 57, "label"),
+        (TESTS, 34, 92, "label"),
+    }
+    assert "unproven_occurrences" not in codes(point), "labels alone prove nothing wrong"
+
+
+async def test_the_pages_of_one_request_are_cut_from_one_plan_until_a_file_changes(
+    engine: Engine, canary_store: Path, symbols: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    copy = copy_package(CANARY, tmp_path / "SwiftCanary")
+    store = build_package(copy)
+    usr = await usr_of(engine, canary_store, symbols["UserService"])
+    project = str(copy)
+
+    first = await engine.plan_rename(usr, "AccountService", max_ranges=2, project_path=project)
+    assert first.next_offset == 2
+    assert all(r.path.startswith(str(copy.resolve())) for r in first.ranges), store
+    second = await engine.plan_rename(usr, "AccountService", max_ranges=2, offset=2, project_path=project)
+    assert second.ranges is first.ranges, "the second page is cut from the first page's plan"
+    assert [r.key for r in second.shown()] == [r.key for r in first.ranges[2:4]]
+
+    # A file the plan names changes (here only its modification time): the plan is made
+    # again (its ranges in that file come from the freshness overlay's re-index).
+    edited = Path(first.ranges[0].path)
+    later = edited.stat().st_mtime + 5
+    os.utime(edited, (later, later))
+    third = await engine.plan_rename(usr, "AccountService", max_ranges=2, offset=4, project_path=project)
+    assert third.ranges is not first.ranges
+    assert [r.key for r in third.ranges] == [r.key for r in first.ranges]

@@ -291,6 +291,17 @@ class ReadSide:
             )
         ]
 
+    def module_dependencies(self) -> list[tuple[str, str]]:
+        """(module, a module it imports) for every live unit's non-system module dependency:
+        the target graph as the build recorded it."""
+        return [
+            (str(module), str(dependency))
+            for module, dependency in self._conn.execute(
+                "SELECT DISTINCT u.module, uu.module FROM units u JOIN unit_units uu ON uu.unit_id = u.id"
+                " WHERE u.live = 1 AND uu.is_system = 0"
+            )
+        ]
+
     def system_modules(self) -> set[str]:
         """Modules that some unit imports as system modules (the standard library, SDKs)."""
         return {

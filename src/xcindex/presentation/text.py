@@ -351,8 +351,9 @@ def render_plan(plan: RenamePlan) -> str:
 
 def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     """The plan for a reader with a response budget: per file and tier, `line:column` lists
-    (reasons other than a direct reference in brackets), then the safety net's counts. What
-    does not fit is left to the next page (`offset` = the stated nextOffset)."""
+    (reasons other than a direct reference in brackets), then the page's unproven sites and
+    text mentions per file and kind, each list with where its next page starts. What does
+    not fit waits for the next page (the stated offsets)."""
     lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
     if plan.refusal is not None:
         lines.append(f"Refused ({plan.refusal.reason}): {plan.refusal.message} {plan.refusal.remediation}")
@@ -364,9 +365,8 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
     used = sum(len(line) + 1 for line in lines)
     shown = 0
-    page = plan.shown()
     groups: dict[tuple[str, str], list[str]] = {}
-    for r in page:
+    for r in plan.shown():
         extra = [str(x) for x in r.reasons if x != RangeReason.DIRECT_REFERENCE]
         groups.setdefault((r.path, str(r.tier)), []).append(
             f"{r.line}:{r.column}" + (f"[{','.join(extra)}]" if extra else "")
@@ -379,15 +379,49 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
         used += len(text) + 1
         shown += len(sites)
     next_offset = plan.offset + shown if plan.offset + shown < len(plan.ranges) else None
-    if plan.unproven:
-        lines.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
-    if plan.text_mentions:
-        lines.append(
-            f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
-        )
     if next_offset is not None:
         lines.append(
             f"Showing ranges {plan.offset} to {next_offset - 1} of {len(plan.ranges)}: ask again with offset={next_offset}."
+        )
+    for title, items, total, start, following, argument in (
+        (
+            "unproven site(s) in code (unprovenSites: check each code one; labels are other declarations')",
+            plan.unproven_shown(),
+            len(plan.unproven),
+            plan.unproven_offset,
+            plan.unproven_next_offset,
+            "unprovenOffset",
+        ),
+        (
+            "mention(s) in comments/strings (textMentions): optional edits",
+            plan.text_mentions_shown(),
+            len(plan.text_mentions),
+            plan.text_mention_offset,
+            plan.text_mention_next_offset,
+            "textMentionOffset",
+        ),
+    ):
+        if not total:
+            continue
+        lines.append(f"{total} {title}:")
+        listed = 0
+        for mention in items:
+            text = f"  {mention.path}:{mention.line}:{mention.column} {mention.kind}: {mention.text}"
+            if used + len(text) > budget:
+                break
+            lines.append(text)
+            used += len(text) + 1
+            listed += 1
+        end = start + listed
+        if not listed and end < total:
+            lines.append(f"  (none on this page: ask again with {argument}={end})")
+        elif end < total:
+            lines.append(f"  (listed {start} to {end - 1} of {total}: ask again with {argument}={end})")
+        elif following is not None:
+            lines.append(f"  (ask again with {argument}={following} for the rest)")
+    if plan.not_visible_count:
+        lines.append(
+            f"{plan.not_visible_count} more occurrence(s) in code of modules that cannot see the renamed symbol: not listed."
         )
     return "\n".join(lines)
 

@@ -286,8 +286,11 @@ class RenamePlanJson(TypedDict):
     nextOffset: int | None
     unprovenSites: list[MentionJson]
     unprovenSiteCount: int
+    unprovenNextOffset: int | None
+    notVisibleSiteCount: int
     textMentions: list[MentionJson]
     textMentionCount: int
+    textMentionNextOffset: int | None
 
 
 # --- call_hierarchy, type_hierarchy, change_impact -----------------------------------------

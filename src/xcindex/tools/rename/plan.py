@@ -32,15 +32,15 @@ from xcindex.tools.rename.answer import RenamePlan as RenamePlan
 from xcindex.tools.rename.answer import RenameRange as RenameRange
 from xcindex.tools.rename.answer import refused as refused
 from xcindex.tools.rename.answer import with_warnings as with_warnings
-from xcindex.tools.rename.checks import refusal_reason, requirement_protocols
+from xcindex.tools.rename.checks import refusal_reason
 from xcindex.tools.rename.collisions import clashes, collision_report
 from xcindex.tools.rename.meaning import ATTRIBUTE_LINES_ABOVE, attributes_only, semantic_warnings
 from xcindex.tools.rename.names import base_name as base_name
 from xcindex.tools.rename.names import early_refusal as early_refusal
 from xcindex.tools.rename.names import is_identifier
 from xcindex.tools.rename.names import validate_new_name as validate_new_name
+from xcindex.tools.rename.net import with_safety_net as with_safety_net
 from xcindex.tools.rename.reach import rename_reach
-from xcindex.tools.rename.scan import local_conformances, scan_tree, unproven_warnings
 from xcindex.vocabulary import RangeReason, RefusalReason, Tier
 
 PROTOCOL_KIND = 8
@@ -343,35 +343,6 @@ def index_plan(
     return with_warnings(replace(plan, ranges=ordered, definitions=tuple(sorted(definitions))), warnings)
 
 
-def with_safety_net(db: Database, plan: RenamePlan, root: Path | None) -> RenamePlan:
-    """Add every occurrence of the old name under the project root that no range covers:
-    code the index does not explain (warned `unproven_occurrences`), and text mentions."""
-    if plan.refusal is not None or not plan.old_name or root is None:
-        return plan
-    name = base_name(plan.old_name)
-    if not is_identifier(name):
-        return plan
-    covered = {(os.path.realpath(r.path), r.line, r.column) for r in plan.ranges}
-    by_real: dict[str, str] = {}
-    for path, *_rest in db.live_files():
-        by_real.setdefault(os.path.realpath(path), path)
-
-    def indexed_positions(real: str) -> set[tuple[int, int]] | None:
-        path = by_real.get(real)
-        if path is None:
-            return None
-        return {(occ.line, occ.column) for occ in db.occurrences_in_file(path)}
-
-    found = scan_tree(root, name, covered, indexed_positions)
-    protocols = requirement_protocols(db, (usr for usr, *_where in plan.definitions))
-    local = local_conformances(found.unproven, protocols, indexed_positions)
-    unproven = tuple(sorted((*found.unproven, *local), key=lambda m: m.key))
-    plan = replace(plan, unproven=unproven, text_mentions=found.text_mentions)
-    if not unproven:
-        return plan
-    return with_warnings(plan, unproven_warnings(name, unproven))
-
-
 def _sdk_refusal(name: str, why: str) -> Refusal:
     return Refusal(
         RefusalReason.SDK_SYMBOL_RENAME,
@@ -391,4 +362,8 @@ class PlanRenameArgs(LocationArgs):
     max_ranges: StrictInt = Field(
         DEFAULT_MAX_RANGES, ge=1, le=MAX_RANGES, description="How many ranges to list at most."
     )
-    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset (ranges).")
+    unproven_offset: StrictInt = Field(0, ge=0, description="The previous answer's unprovenNextOffset.")
+    text_mention_offset: StrictInt = Field(
+        0, ge=0, description="The previous answer's textMentionNextOffset."
+    )
