@@ -52,6 +52,10 @@ class Case:
     """`applies`, or the refusal reason."""
     usr: str | None = None
     """Asked by USR instead (a symbol with no definition here)."""
+    line: int | None = None
+    """Its definition's line, where the file declares several symbols of that name."""
+    warns: frozenset[str] | None = None
+    """The warning codes its plan carries, exactly (None: not checked)."""
 
 
 CASES: dict[str, list[Case]] = {
@@ -113,7 +117,11 @@ async def usr_for(engine: Engine, store: Path, case: Case) -> str:
         found = []
         for symbol in db.symbols_by_name(case.name):
             definition = canonical_occurrence(db.occurrences_of(symbol.id))
-            if definition is not None and definition.path.endswith(case.file):
+            if (
+                definition is not None
+                and definition.path.endswith(case.file)
+                and case.line in (None, definition.line)
+            ):
                 found.append((definition.line, symbol.usr))
         return [usr for _line, usr in sorted(found)]
 
@@ -270,6 +278,8 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_warne
             continue
         assert plan.refusal is None, (case.name, plan.refusal)
         assert plan.ranges, case.name
+        if case.warns is not None:
+            assert {str(code) for code, _ in plan.warnings} == case.warns, (case.name, plan.warnings)
         applying.append(case)
     batch_is_sound(applying)
     # One build for all; a build failing only at sites some cases' warnings name sets those
