@@ -83,6 +83,8 @@ CASES: dict[str, list[Case]] = {
         Case(
             "JSONEncoder", "", "Encoder2", "sdk_symbol_rename", usr="s:20FoundationEssentials11JSONEncoderC"
         ),
+        # Issue 26: a new name the enum already has (`case debug`).
+        Case("trace", "Logging/Logger.swift", "debug", "name_collision"),
     ],
     "yams": [
         Case("Node", "Yams/Node.swift", "YamlNode", "applies"),
@@ -101,6 +103,21 @@ CASES: dict[str, list[Case]] = {
         Case("init(stringLiteral:)", "Yams/Node.swift", "x", "special_member_not_renameable"),
         Case("encode(to:)", "YamsTests/EncoderTests.swift", "write(to:)", "compiler_required_name"),
         Case("Int", "", "Integer", "sdk_symbol_rename", usr="s:Si"),
+        # Issue 26: a requirement whose witnesses (Node.Scalar.tag, …) the index relates to it
+        # only at their conformances; a requirement the standard library's Int.+ witnesses
+        # (`extension Int: SexagesimalConvertible {}`); a property of a type Codable by hand
+        # with unkeyed containers (no key: no warning); a new name Node already has.
+        Case("tag", "Yams/Tag.swift", "nodeTag", "applies", warns=frozenset({"unproven_occurrences"})),
+        Case("+(_:_:)", "Yams/Constructor.swift", "plus", "sdk_symbol_rename"),
+        Case(
+            "optionalString",
+            "YamsTests/EncoderTests.swift",
+            "maybeString",
+            "applies",
+            line=1093,
+            warns=frozenset(),
+        ),
+        Case("scalar", "Yams/Node.Scalar.swift", "mapping", "name_collision"),
     ],
 }
 
