@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -345,3 +345,33 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_warne
     RERUN.clear()
     unexplained = [row for row in rows if "UNEXPLAINED" in row]
     assert not unexplained, "\n".join(unexplained)
+
+
+@pytest.mark.parametrize("package_name", ["swift-log", "yams"])
+async def test_a_refused_collision_is_one_the_compiler_refuses(package_name: str) -> None:
+    """Each `name_collision` refusal is true: the same symbol renamed to a free name gives the
+    ranges; written with the refused name instead, the package does not build, and the
+    compiler complains of the redeclaration (or the override) the refusal named."""
+    plans, _ = await plans_for(package_name)
+    package = prepared(package_name)
+    store = store_of(package)
+    refused = [case for case in CASES[package_name] if case.expect == "name_collision"]
+    assert refused, "a collision case per package"
+    async with Engine() as engine:
+        for case in refused:
+            refusal = plans[case].refusal
+            message = refusal.message if refusal is not None else ""
+            usr = await usr_for(engine, store, case)
+            free = await engine.plan_rename(usr, case.new_name + "Free", project_path=str(package))
+            assert free.refusal is None, (case.name, free.refusal)
+            try:
+                apply_plans([replace(free, new_name=case.new_name)])
+                outcome = build_and_test(package)
+            finally:
+                restore(package)
+            assert not outcome.built, case.name
+            complaints = " ".join(error for _path, _line, error in outcome.errors)
+            assert "invalid redeclaration" in complaints or "override" in complaints, (case.name, complaints)
+            MEASURED.append(
+                f"corpus collision {package_name} {case.name} -> {case.new_name}: {message} Build: {complaints[:200]}"
+            )
