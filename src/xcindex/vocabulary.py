@@ -61,6 +61,12 @@ class WarningCode(StrEnum):
     PROPERTY_WRAPPER_DERIVED_NAME = "property_wrapper_derived_name"
     OBJC_SELECTOR = "objc_selector"
     STRING_KEYED_LOOKUP = "string_keyed_lookup"
+    NAME_OVERLOAD = "name_overload"
+    """The new name is taken where a renamed symbol lives, in a way the compiler accepts (an
+    overload by types, a member that now shadows or witnesses an inherited one)."""
+    WITNESS_IN_OTHER_MODULE = "witness_in_other_module"
+    """A renamed witness is related to the requirement only by a conformance another module
+    declares: the rename changes its own module's API for that module's sake."""
 
 
 class ProjectKind(StrEnum):
@@ -108,6 +114,9 @@ class RefusalReason(StrEnum):
     LOCAL_SYMBOL_NOT_RENAMEABLE = "local_symbol_not_renameable"
     INDEX_BUILT_ELSEWHERE = "index_built_elsewhere"
     """The project's index holds another folder's sources: a plan would edit that folder."""
+    NAME_COLLISION = "name_collision"
+    """The new name is taken where a renamed symbol lives, in a way the compiler refuses
+    (an invalid redeclaration, an override without `override`)."""
 
 
 class Tier(StrEnum):

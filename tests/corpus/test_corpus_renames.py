@@ -14,7 +14,7 @@ rename renamed too, build with the same tests passing.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -79,6 +79,10 @@ class Case:
     """Asked by USR instead (a symbol with no definition here)."""
     breaks: Breaks | None = None
     """Set for a rename expected to break what it names (a documented limitation)."""
+    line: int | None = None
+    """Its definition's line, where the file declares several symbols of that name."""
+    warns: frozenset[str] | None = None
+    """The warning codes its plan carries, exactly (None: not checked)."""
 
 
 LOCAL_TYPES = frozenset({"LoggingTest.swift:542", "LoggingTest.swift:955"})
@@ -143,6 +147,8 @@ CASES: dict[str, list[Case]] = {
         Case(
             "JSONEncoder", "", "Encoder2", "sdk_symbol_rename", usr="s:20FoundationEssentials11JSONEncoderC"
         ),
+        # Issue 26: a new name the enum already has (`case debug`).
+        Case("trace", "Logging/Logger.swift", "debug", "name_collision"),
     ],
     "yams": [
         Case("Node", "Yams/Node.swift", "YamlNode", "applies"),
@@ -161,6 +167,21 @@ CASES: dict[str, list[Case]] = {
         Case("init(stringLiteral:)", "Yams/Node.swift", "x", "special_member_not_renameable"),
         Case("encode(to:)", "YamsTests/EncoderTests.swift", "write(to:)", "compiler_required_name"),
         Case("Int", "", "Integer", "sdk_symbol_rename", usr="s:Si"),
+        # Issue 26: a requirement whose witnesses (Node.Scalar.tag, …) the index relates to it
+        # only at their conformances; a requirement the standard library's Int.+ witnesses
+        # (`extension Int: SexagesimalConvertible {}`); a property of a type Codable by hand
+        # with unkeyed containers (no key: no warning); a new name Node already has.
+        Case("tag", "Yams/Tag.swift", "nodeTag", "applies", warns=frozenset({"unproven_occurrences"})),
+        Case("+(_:_:)", "Yams/Constructor.swift", "plus", "sdk_symbol_rename"),
+        Case(
+            "optionalString",
+            "YamsTests/EncoderTests.swift",
+            "maybeString",
+            "applies",
+            line=1093,
+            warns=frozenset(),
+        ),
+        Case("scalar", "Yams/Node.Scalar.swift", "mapping", "name_collision"),
     ],
 }
 
@@ -177,7 +198,11 @@ async def usr_for(engine: Engine, store: Path, case: Case) -> str:
         found = []
         for symbol in db.symbols_by_name(case.name):
             definition = canonical_occurrence(db.occurrences_of(symbol.id))
-            if definition is not None and definition.path.endswith(case.file):
+            if (
+                definition is not None
+                and definition.path.endswith(case.file)
+                and case.line in (None, definition.line)
+            ):
                 found.append((definition.line, symbol.usr))
         return [usr for _line, usr in sorted(found)]
 
@@ -343,6 +368,8 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_break
             continue
         assert plan.refusal is None, (case.name, plan.refusal)
         assert plan.ranges, case.name
+        if case.warns is not None:
+            assert {str(code) for code, _ in plan.warnings} == case.warns, (case.name, plan.warnings)
         if case.breaks is None:
             batch.append(case)
     batch_is_sound(batch)
@@ -391,3 +418,33 @@ async def test_renames_on_real_code_apply_build_and_pass_or_are_refused_or_break
     )
     MEASURED.extend(f"  {row}" for row in rows)
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package_name", ["swift-log", "yams"])
+async def test_a_refused_collision_is_one_the_compiler_refuses(package_name: str) -> None:
+    """Each `name_collision` refusal is true: the same symbol renamed to a free name gives the
+    ranges; written with the refused name instead, the package does not build, and the
+    compiler complains of the redeclaration (or the override) the refusal named."""
+    plans, _ = await plans_for(package_name)
+    package = prepared(package_name)
+    store = store_of(package)
+    refused = [case for case in CASES[package_name] if case.expect == "name_collision"]
+    assert refused, "a collision case per package"
+    async with Engine() as engine:
+        for case in refused:
+            refusal = plans[case].refusal
+            message = refusal.message if refusal is not None else ""
+            usr = await usr_for(engine, store, case)
+            free = await engine.plan_rename(usr, case.new_name + "Free", project_path=str(package))
+            assert free.refusal is None, (case.name, free.refusal)
+            try:
+                apply_plans([replace(free, new_name=case.new_name)])
+                outcome = build_and_test(package)
+            finally:
+                restore(package)
+            assert not outcome.built, case.name
+            complaints = " ".join(error for _path, _line, error in outcome.errors)
+            assert "invalid redeclaration" in complaints or "override" in complaints, (case.name, complaints)
+            MEASURED.append(
+                f"corpus collision {package_name} {case.name} -> {case.new_name}: {message} Build: {complaints[:200]}"
+            )

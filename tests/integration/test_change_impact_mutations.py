@@ -1,6 +1,7 @@
-"""change_impact measured for real on the fixture: fourteen mutations (bodies, signatures, an
-added and a removed declaration, a `==` only XCTest calls, one of three cases on a line),
-each rebuilt and run with the full `swift test`.
+"""change_impact measured for real on the fixture: fifteen mutations (bodies, signatures, an
+added and a removed declaration, a `==` only XCTest calls, one of three cases on a line, a
+library witness of a protocol only the test target declares and adopts: the index says so
+implicitly, at the conformance), each rebuilt and run with the full `swift test`.
 
 Each mutation carries, written down beside it, the tests it breaks and the tests
 change_impact must select (its covering tests). Both were derived by reading the fixture's
@@ -195,6 +196,16 @@ CASES = (
         "profiles.first { $0.id != id }",
         "body",
         fails={"overloadsAndSubscript", "profileFeatureUsesCore"},
+    ),
+    # CanarySet.isEqualSet(to:) witnesses the test target's SetChecks (adopted in the test
+    # file): sameSets calls the requirement, testTheLibraryWitnessServesTheTestProtocol it.
+    case(
+        "a library witness only a test-target protocol dispatches to",
+        f"{CORE}/ImplicitCases.swift",
+        "Set(items) == Set(other.items)",
+        "Set(items) != Set(other.items)",
+        "body",
+        fails={"ImplicitCasesTests/testTheLibraryWitnessServesTheTestProtocol"},
     ),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,15 @@ async def usr_of(engine: Engine, store: Path, entry: dict[str, Any], root: Path 
         ):
             return str(match["usr"])
     raise AssertionError(f"find_symbol({entry['name']!r}) did not find {entry['key']}: {answer.to_json()}")
+
+
+def witness_site(result: dict[str, Any], path: Callable[[str], str]) -> tuple[Any, ...]:
+    """An override's anchor with the conformances the index records it at implicitly."""
+    conformances = frozenset(
+        (path(c["path"]), c["line"], c["column"], c["conformingType"])
+        for c in result.get("conformanceSites", [])
+    )
+    return (path(result["path"]), result["line"], result["column"], conformances)
 
 
 @pytest.fixture
@@ -151,10 +161,16 @@ async def test_find_definition_and_overrides_and_conformances(
             answer = loose((await engine.find_overrides(usr, index_store_path=store)).to_json())
             result = score(
                 f"find_overrides {key}",
-                {(r["path"], r["line"], r["column"]) for r in expected},
-                {(rel(r["path"]), r["line"], r["column"]) for r in answer["results"]},
+                {witness_site(r, lambda path: path) for r in expected},
+                {witness_site(r, rel) for r in answer["results"]},
             )
             assert (result.recall, result.precision) == (1.0, 1.0), result
+            names = {(r["path"], r["line"]): r["symbolName"] for r in expected if "symbolName" in r}
+            assert {
+                (rel(r["path"]), r["line"]): r["symbolName"]
+                for r in answer["results"]
+                if (rel(r["path"]), r["line"]) in names
+            } == names, key
 
         for key, expected in load_expected("conformances.json").items():
             usr = await usr_of(engine, canary_store, symbols[key])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from xcindex.tools.rename.checks import attributes_only
+from xcindex.tools.rename.meaning import attributes_only
 
 
 @pytest.mark.parametrize(

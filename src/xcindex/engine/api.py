@@ -259,18 +259,23 @@ class Engine:
         *,
         max_ranges: int = DEFAULT_MAX_RANGES,
         offset: int = 0,
+        unproven_offset: int = 0,
+        text_mention_offset: int = 0,
         project_path: str | None = None,
         index_store_path: str | None = None,
         reconcile_with_lsp: bool | None = None,
     ) -> RenamePlan:
         """A tiered rename plan for `usr`; never writes a file. Reconciled with sourcekit-lsp
         unless `reconcile_with_lsp` (default: the config's `reconcile`) is False. `offset`
-        pages through a plan larger than `max_ranges` (the answer's `nextOffset`)."""
+        pages through a plan larger than `max_ranges` (the answer's `nextOffset`), the two
+        others through its unproven sites and text mentions."""
         args = PlanRenameArgs.build(
             usr=usr,
             new_name=new_name,
             max_ranges=max_ranges,
             offset=offset,
+            unproven_offset=unproven_offset,
+            text_mention_offset=text_mention_offset,
             project_path=project_path,
             index_store_path=index_store_path,
         )

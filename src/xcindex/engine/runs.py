@@ -11,6 +11,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import anyio
 import anyio.to_thread
@@ -22,6 +23,7 @@ from xcindex.project.toolchain import toolchain_roots
 from xcindex.project.workspace import WorkspaceRoot, resolve_workspace_root
 from xcindex.tools.common import AnswerWarning
 from xcindex.tools.elsewhere import BuiltElsewhere
+from xcindex.tools.rename.pages import PlanKey, PlanPages
 from xcindex.tools.rename.plan import (
     PlanRenameArgs,
     Refusal,
@@ -145,10 +147,16 @@ def _lsp_children(core: EngineCore) -> tuple[LspChildJson, ...]:
     return tuple(children)
 
 
+_PAGES: WeakKeyDictionary[EngineCore, PlanPages] = WeakKeyDictionary()
+"""Each Engine's recent plans, so that the pages of one request cut one plan (rename/pages.py)."""
+
+
 async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool | None = None) -> RenamePlan:
     """A tiered rename plan; never writes a file. Reconciled with sourcekit-lsp unless
-    `reconcile` (default: the Engine's `reconcile`) is False."""
-    usr, new_name, max_ranges, offset = args.usr, args.new_name, args.max_ranges, args.offset
+    `reconcile` (default: the Engine's `reconcile`) is False. A later page (an offset not 0)
+    is cut from the plan the same request's first page made, while nothing it depends on
+    changed (rename/pages.py)."""
+    usr, new_name, max_ranges = args.usr, args.new_name, args.max_ranges
     project_path = args.project_path
     refusal = early_refusal(new_name)
     if refusal is not None:
@@ -156,11 +164,29 @@ async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool
     location = await core.locate(project_path, args.index_store_path)
     edited = await core.edited_files()
     roots = await anyio.to_thread.run_sync(toolchain_roots)
-    last_built = iso((await (await core.index_for(location)).version(newest_write=True)).newest_write_ns or 0)
+    version = await (await core.index_for(location)).version(newest_write=True)
+    last_built = iso(version.newest_write_ns or 0)
     project_root = location.workspace_root
     if project_root is None and project_path:
         given = Path(project_path)
         project_root = given.parent if given.suffix in (".xcodeproj", ".xcworkspace") else given
+    reconciled = reconcile if reconcile is not None else core.config.reconcile
+    key = PlanKey(
+        usr,
+        new_name,
+        str(location.store_path),
+        str(project_root) if project_root else None,
+        reconciled,
+        version.units_mtime_ns,
+        version.newest_write_ns,
+        frozenset(edited),
+    )
+    pages = _PAGES.setdefault(core, PlanPages())
+    # A first page (every offset 0) is a new request: its plan is made afresh.
+    later_page = any((args.offset, args.unproven_offset, args.text_mention_offset))
+    cached = await anyio.to_thread.run_sync(pages.get, key) if later_page else None
+    if cached is not None:
+        return cached.page(args.offset, max_ranges, args.unproven_offset, args.text_mention_offset)
 
     def plan_from_index(overlay_files: frozenset[str]) -> Any:
         return lambda db: index_plan(
@@ -214,11 +240,14 @@ async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool
     plan = with_warnings(plan, notes)
     if plan.refusal is not None:
         return plan
-    if reconcile if reconcile is not None else core.config.reconcile:
+    if reconciled:
         plan = await _reconcile(core, plan, project_path, location)
     # After reconciliation, so that sites sourcekit-lsp added count as covered.
     plan = await core.query(location, lambda db: with_safety_net(db, plan, project_root))
-    return replace(plan, offset=offset)
+    if not any(r.tier is Tier.RED_STALE for r in plan.ranges):
+        # A stale file may be re-indexed by the overlay meanwhile: such a plan is made again.
+        await anyio.to_thread.run_sync(pages.put, key, plan)
+    return plan.page(args.offset, max_ranges, args.unproven_offset, args.text_mention_offset)
 
 
 async def _reconcile(

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from xcindex.indexstore.database import Database, OccurrenceRow
 from xcindex.indexstore.model import Role
-from xcindex.indexstore.queries import _OCC_SELECT, RECORD_OCCURRENCES, by_symbol_clause
+from xcindex.indexstore.queries import _OCC_SELECT, RECORD_OCCURRENCES, STATED_RELATIONS, by_symbol_clause
 
 _WRITTEN = int(Role.DEFINITION | Role.DECLARATION)
 _IMPLICIT = int(Role.IMPLICIT)
@@ -148,7 +148,10 @@ def file_paths(db: Database, file_ids: Iterable[int]) -> dict[int, str]:
 
 
 def overridden(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
-    """symbol → what its explicit declarations override or witness (one level)."""
+    """symbol → what it overrides or witnesses (one level), as the index states it
+    (model.states_relations): at its written declarations, and at each conformance that
+    makes it a witness of a requirement declared elsewhere (an implicit occurrence there).
+    These are the dispatch edges: a dynamic call of a base can run the symbol."""
     found: dict[int, set[int]] = {}
     for chunk in _chunks(sorted(set(symbol_ids))):
         marks = ",".join("?" * len(chunk))
@@ -156,8 +159,7 @@ def overridden(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
             "SELECT DISTINCT o.symbol_id, rel.symbol_id FROM occurrences o"
             f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {_OVERRIDE_OF}) != 0"
             + _LIVE
-            + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_OVERRIDE_OF}) != 0"
-            f" AND (o.roles & {_WRITTEN}) != 0 AND (o.roles & {_IMPLICIT}) = 0",
+            + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_OVERRIDE_OF}) != 0 AND {STATED_RELATIONS}",
             chunk,
         ):
             found.setdefault(int(symbol_id), set()).add(int(base_id))
@@ -165,8 +167,11 @@ def overridden(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
 
 
 def overriding(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
-    """symbol → the symbols whose explicit declarations override or witness it (one level;
-    a conformer relying on a default implementation is an implicit witness, not listed)."""
+    """symbol → the symbols that override or witness it (one level), as `overridden` reads
+    them: a member declared in one module that witnesses a requirement through a conformance
+    declared in another is one, and so is an SDK member (`Double./` through `extension
+    Double: Field {}`); a conformer relying on a default implementation adds nothing (the
+    default is the witness). Macro-generated helpers are left out."""
     found: dict[int, set[int]] = {}
     for chunk in _chunks(sorted(set(symbol_ids))):
         marks = ",".join("?" * len(chunk))
@@ -177,7 +182,7 @@ def overriding(db: Database, symbol_ids: Iterable[int]) -> dict[int, set[int]]:
             + " JOIN symbols s ON s.id = o.symbol_id"
             f" WHERE rel.symbol_id IN ({marks}) AND (rel.roles & {_OVERRIDE_OF}) != 0"
             + by_symbol_clause(_OVERRIDE_OF)
-            + f" AND (o.roles & {_WRITTEN}) != 0 AND (o.roles & {_IMPLICIT}) = 0",
+            + f" AND {STATED_RELATIONS}",
             chunk,
         ):
             if not generated and symbol_id != base_id:

@@ -77,6 +77,21 @@ def keeps_relations(symbol: SymbolInfo, roles: int) -> bool:
     return not local or bool(roles & (Role.DEFINITION | Role.DECLARATION))
 
 
+_IMPLICIT_ROLE = int(Role.IMPLICIT)
+_DECLARES = int(Role.DEFINITION | Role.DECLARATION)
+
+
+def states_relations(roles: int) -> bool:
+    """Whether the `overrideOf`, `baseOf` and `extendedBy` relations an occurrence carries
+    are the source's (docs/tools.md, "Implicit occurrences"): every occurrence's but a
+    synthesised declaration's (an implicit definition: an inherited initialiser, a Codable
+    member), which no one wrote. An implicit *use* counts: it is how the compiler records, at
+    a conformance, that a member declared elsewhere (another file or module, the SDK)
+    witnesses a requirement, and, at a composition typealias (`Codable`), the protocols it
+    stands for. The same rule in SQL: queries.STATED_RELATIONS."""
+    return not (roles & _IMPLICIT_ROLE and roles & _DECLARES)
+
+
 def is_generated_name(name: str) -> bool:
     """Macro expansions (Swift Testing's @Test, …) index helpers named `$s…`: not source."""
     return name.startswith("$") or ":$s" in name

@@ -23,6 +23,9 @@ only these rows are in the `relations_symbol` index, and a query uses that index
 its WHERE clause repeats the index's condition, spelled the same way (`_BY_SYMBOL`)."""
 _BY_SYMBOL = f" AND (rel.roles & {BY_SYMBOL_ROLES}) != 0"
 UNITTEST_PROPERTY = int(Property.UNITTEST)
+STATED_RELATIONS = f"NOT ((o.roles & {int(Role.IMPLICIT)}) != 0 AND (o.roles & {int(Role.DEFINITION | Role.DECLARATION)}) != 0)"
+"""model.states_relations in SQL, on the occurrence `o`: its relations are the source's
+unless it is a synthesised declaration."""
 """Test classes and test methods: the `symbols_unittest` partial index holds them only."""
 
 
@@ -305,6 +308,17 @@ class ReadSide:
                 )
             )
         return found
+
+    def module_dependencies(self) -> list[tuple[str, str]]:
+        """(module, a module it imports) for every live unit's non-system module dependency:
+        the target graph as the build recorded it."""
+        return [
+            (str(module), str(dependency))
+            for module, dependency in self._conn.execute(
+                "SELECT DISTINCT u.module, uu.module FROM units u JOIN unit_units uu ON uu.unit_id = u.id"
+                " WHERE u.live = 1 AND uu.is_system = 0"
+            )
+        ]
 
     def system_modules(self) -> set[str]:
         """Modules that some unit imports as system modules (the standard library, SDKs)."""

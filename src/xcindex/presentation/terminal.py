@@ -459,6 +459,22 @@ def plan_rename(plan: RenamePlan, output: Output, ctx: Context) -> int:
         if len(shown) < len(plan.ranges):
             output.line()
             output.line(f"(showing {len(shown)} of {len(plan.ranges)}; raise --max-ranges)")
+        sites = plan.unproven_shown()
+        if sites:
+            output.line()
+            output.line(
+                f"{plural(len(plan.unproven), 'unproven site')} (check each code one; labels are others'):"
+            )
+            grouped(
+                output, ((m.path, m.line, m.column, f"{output.style.dim(m.kind)}  {m.text}") for m in sites)
+            )
+        if plan.text_mentions:
+            output.line()
+            output.line(
+                f"{plural(len(plan.text_mentions), 'mention')} in comments and literals (--json lists them)"
+            )
+        if plan.not_visible_count:
+            output.line(f"{plan.not_visible_count} more in modules that cannot see it (not listed)")
     for code, message in plan.warnings:
         output.note(f"warning [{code}]: {message}")
     if plan.refusal is not None:

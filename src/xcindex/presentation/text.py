@@ -351,10 +351,11 @@ def render_plan(plan: RenamePlan) -> str:
 
 def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     """The plan for a reader with a response budget: per file and tier, `line:column` lists
-    (reasons other than a direct reference in brackets), then the safety net's counts.
+    (reasons other than a direct reference in brackets), then the page's unproven sites and
+    text mentions per file and kind, each list with where its next page starts.
 
-    The lists show the longest run of the page, in the plan's order, that fits the budget
-    (part of a file's ranges when the whole file does not fit), and the last line says at
+    The range lists show the longest run of the page, in the plan's order, that fits the
+    budget (part of a file's ranges when the whole file does not fit), and a line says at
     which offset the rest starts: asking again from there shows every range once."""
     lines = [f"Rename {plan.old_name or plan.usr} → {plan.new_name} ({plan.usr})"]
     if plan.refusal is not None:
@@ -366,16 +367,9 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
         f"{total} range(s): {counts or 'none'}. Columns are UTF-8 bytes (sourcekit-lsp ones UTF-16)."
     )
     lines.extend(f"warning {code}: {message}" for code, message in plan.warnings)
-    tail: list[str] = []
-    if plan.unproven:
-        tail.append(f"{len(plan.unproven)} unproven site(s) in code (unprovenSites): check each.")
-    if plan.text_mentions:
-        tail.append(
-            f"{len(plan.text_mentions)} mention(s) in comments/strings (textMentions): optional edits."
-        )
-    # Room for the lists: the budget less the other lines and the longest last line.
+    # Room for the range lists: the budget less the other lines and the longest footer.
     longest_footer = f"Showing ranges {total} to {total} of {total}: ask again with offset={total}."
-    room = budget - sum(len(line) + 1 for line in (*lines, *tail, longest_footer))
+    room = budget - sum(len(line) + 1 for line in (*lines, longest_footer))
     groups: dict[tuple[str, str], list[str]] = {}
     shown = 0
     for r in plan.shown():
@@ -390,7 +384,6 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
         groups.setdefault(key, []).append(site)
         shown += 1
     lines.extend(f"{path} {tier}: {' '.join(sites)}" for (path, tier), sites in groups.items())
-    lines.extend(tail)
     end = plan.offset + shown
     if shown == 0 and end < total:
         lines.append(
@@ -399,6 +392,47 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
         )
     elif end < total:
         lines.append(f"Showing ranges {plan.offset} to {end - 1} of {total}: ask again with offset={end}.")
+    used = sum(len(line) + 1 for line in lines)
+    for title, items, count, start, following, argument in (
+        (
+            "unproven site(s) in code (unprovenSites: check each code one; labels are other declarations')",
+            plan.unproven_shown(),
+            len(plan.unproven),
+            plan.unproven_offset,
+            plan.unproven_next_offset,
+            "unprovenOffset",
+        ),
+        (
+            "mention(s) in comments/strings (textMentions): optional edits",
+            plan.text_mentions_shown(),
+            len(plan.text_mentions),
+            plan.text_mention_offset,
+            plan.text_mention_next_offset,
+            "textMentionOffset",
+        ),
+    ):
+        if not count:
+            continue
+        lines.append(f"{count} {title}:")
+        listed = 0
+        for mention in items:
+            text = f"  {mention.path}:{mention.line}:{mention.column} {mention.kind}: {mention.text}"
+            if used + len(text) > budget:
+                break
+            lines.append(text)
+            used += len(text) + 1
+            listed += 1
+        end = start + listed
+        if not listed and end < count:
+            lines.append(f"  (none on this page: ask again with {argument}={end})")
+        elif end < count:
+            lines.append(f"  (listed {start} to {end - 1} of {count}: ask again with {argument}={end})")
+        elif following is not None:
+            lines.append(f"  (ask again with {argument}={following} for the rest)")
+    if plan.not_visible_count:
+        lines.append(
+            f"{plan.not_visible_count} more occurrence(s) in code of modules that cannot see the renamed symbol: not listed."
+        )
     return "\n".join(lines)
 
 

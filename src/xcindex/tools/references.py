@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.model import Role, is_generated_name
+from xcindex.indexstore.model import Role, is_generated_name, states_relations
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
 from xcindex.tools.resolve import EXTENSION_KIND, resolve
-from xcindex.tools.shapes import DefinitionJson, OccurrenceJson, SitesJson
+from xcindex.tools.shapes import ConformanceSiteJson, DefinitionJson, OccurrenceJson, SitesJson
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS = 500
@@ -35,18 +35,49 @@ CONSTRUCTOR_KIND = 22
 
 
 @dataclass(frozen=True)
+class ConformanceSite:
+    """Where the index records, on an implicit occurrence, that a member witnesses a
+    requirement: the conformance (`extension Double: Field {}`), and the conforming type."""
+
+    occurrence: OccurrenceRow
+    conforming_type: str | None
+
+    def to_json(self) -> ConformanceSiteJson:
+        occ = self.occurrence
+        return {
+            "path": occ.path,
+            "line": occ.line,
+            "column": occ.column,
+            "conformingType": self.conforming_type,
+        }
+
+    def text(self) -> str:
+        occ = self.occurrence
+        return f"{self.conforming_type or '?'} at {occ.path}:{occ.line}:{occ.column}"
+
+
+@dataclass(frozen=True)
 class Site:
     symbol: SymbolRow
     occurrence: OccurrenceRow
+    conformances: tuple[ConformanceSite, ...] = ()
+    """For an override or witness: the conformances at which the index says, on an implicit
+    occurrence, that the symbol witnesses the requirement (declared away from the witness:
+    another file or module, an SDK type made to conform)."""
 
     def to_json(self) -> OccurrenceJson:
         item = occurrence_json(self.symbol, self.occurrence)
         if self.occurrence.roles & Role.IMPLICIT:
             item["roles"] = [*item["roles"], "implicit"]
+        if self.conformances:
+            item["conformanceSites"] = [c.to_json() for c in self.conformances]
         return item
 
     def role_text(self) -> str:
-        return ", ".join(self.to_json()["roles"])
+        text = ", ".join(self.to_json()["roles"])
+        if self.conformances:
+            text += "; witnesses through the conformance of " + ", ".join(c.text() for c in self.conformances)
+        return text
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -161,7 +192,7 @@ def dedupe_and_sort(sites: Iterable[Site]) -> list[Site]:
             by_key[site.key] = site
         elif existing.symbol.id == site.symbol.id and existing.occurrence.roles != site.occurrence.roles:
             merged = replace(existing.occurrence, roles=existing.occurrence.roles | site.occurrence.roles)
-            by_key[site.key] = Site(existing.symbol, merged)
+            by_key[site.key] = replace(existing, occurrence=merged)
     return [by_key[key] for key in sorted(by_key)]
 
 
@@ -263,32 +294,72 @@ def find_definition(db: Database, usr: str) -> DefinitionAnswer:
 
 
 def overriding_sites(db: Database, base: SymbolRow, *, max_depth: int = 32) -> list[Site]:
-    """Declarations that override (or witness) `base`, and their overrides in turn.
+    """What overrides (or witnesses) `base`, and what overrides those in turn.
 
     The index links subclass overrides, protocol witnesses and default implementations in
-    protocol extensions alike with `overrideOf`; implicit witnesses (a conformer relying
-    on a default implementation) are not declarations and are left out.
+    protocol extensions alike with `overrideOf`, on the overriding declaration. A witness
+    whose conformance is declared away from it (another file or module, an SDK type made
+    to conform: `extension Double: Field {}`) has the relation only on an implicit
+    occurrence at that conformance (model.states_relations). Each symbol is anchored at
+    its written declarations that carry the relation, else at its own definition, else (an
+    SDK member) at its first conformance; its conformances are listed beside it. A
+    synthesised declaration (an inherited initialiser) is no site; a conformer relying on a
+    default implementation adds a conformance to the default.
     """
-    found: dict[int, Site] = {}
+    declared: dict[int, dict[int, OccurrenceRow]] = {}
+    conformances: dict[int, dict[tuple[str, int, int], OccurrenceRow]] = {}
+    seen = {base.id}
     frontier = [base.id]
     for _ in range(max_depth):
         next_frontier: list[int] = []
         for symbol_id in frontier:
             for relation in db.related_occurrences(symbol_id, Role.REL_OVERRIDEOF):
                 occ = relation.occurrence
-                if occ.roles & Role.IMPLICIT or not occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                if occ.symbol_id == base.id or not states_relations(occ.roles):
                     continue
-                if occ.id in found or occ.symbol_id == base.id:
+                if occ.roles & Role.IMPLICIT:
+                    conformances.setdefault(occ.symbol_id, {})[(occ.path, occ.line, occ.column)] = occ
+                elif occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                    declared.setdefault(occ.symbol_id, {})[occ.id] = occ
+                else:
                     continue
-                symbol = db.symbols_by_ids([occ.symbol_id])[occ.symbol_id]
-                if is_generated_name(symbol.name):
-                    continue
-                found[occ.id] = Site(symbol, occ)
-                next_frontier.append(occ.symbol_id)
+                if occ.symbol_id not in seen:
+                    seen.add(occ.symbol_id)
+                    next_frontier.append(occ.symbol_id)
         if not next_frontier:
             break
         frontier = next_frontier
-    return dedupe_and_sort(found.values())
+    symbols = db.symbols_by_ids(seen - {base.id})
+    undeclared = [sid for sid in symbols if sid not in declared]
+    definitions = db.declarations_of(undeclared) if undeclared else {}
+    types = _conforming_types(db, [o for found in conformances.values() for o in found.values()])
+    sites: list[Site] = []
+    for symbol_id, symbol in symbols.items():
+        if is_generated_name(symbol.name):
+            continue
+        at = sorted(conformances.get(symbol_id, {}).values(), key=lambda o: (o.path, o.line, o.column))
+        anchors = list(declared.get(symbol_id, {}).values())
+        if not anchors:
+            own = canonical_occurrence(
+                o for o in definitions.get(symbol_id, []) if not o.roles & Role.IMPLICIT
+            )
+            anchors = [own] if own is not None else at[:1]
+        beside = tuple(ConformanceSite(o, types.get(o.id)) for o in at)
+        sites += [Site(symbol, anchor, beside) for anchor in anchors]
+    return dedupe_and_sort(sites)
+
+
+def _conforming_types(db: Database, records: list[OccurrenceRow]) -> dict[int, str]:
+    """Occurrence id → the type whose conformance a witness record sits on (its containedBy)."""
+    relations = db.relations_of([o.id for o in records])
+    contained = {
+        occ_id: sid
+        for occ_id, found in relations.items()
+        for roles, sid in found
+        if roles & Role.REL_CONTAINEDBY
+    }
+    names = db.symbols_by_ids(set(contained.values()))
+    return {occ_id: names[sid].name for occ_id, sid in contained.items() if sid in names}
 
 
 def find_overrides(db: Database, usr: str, *, max_results: int = MAX_RESULTS, offset: int = 0) -> SitesAnswer:

@@ -18,8 +18,9 @@ arguments) goes through `resolve`. The rules, in docs/tools.md ("Resolving names
   macro-generated helpers never.
 
 Order: project before SDK, direct before inherited, then types, functions and methods,
-properties, enum cases, then exact before base-name before partial labels (for a name
-typed with a container or with labels, the match comes before the kind), then a protocol
+properties, enum cases, then exact before base-name before partial labels; for a name
+typed with a container or with labels, the match comes first of all (exact before
+base-name before partial labels, then project, directness, kind). Then a protocol
 requirement before its default implementations, a written declaration before a
 synthesised one, then the most used, then path, line and USR: the same order every time.
 """
@@ -115,14 +116,16 @@ class Candidate:
         return 4
 
     def tier(self) -> tuple[int, int, int, int]:
-        """What ranks candidates before their use count: equal tiers are equally meant."""
+        """What ranks candidates before their use count: equal tiers are equally meant. For
+        a name typed with a container or labels, how it matched comes first: exact labels
+        beat partial ones before project beats SDK and direct beats inherited (the labelled
+        `subscript(position:)` a type inherits from a protocol extension, not its own
+        unlabelled `subscript(_:)`, which `position:` matches only in part)."""
         match, kind = _MATCH_RANK[self.matched_by], self.kind_rank()
-        return (
-            0 if self.in_project else 1,
-            1 if self.inherited else 0,
-            match if self.exact_first else kind,
-            kind if self.exact_first else match,
-        )
+        project, inherited = 0 if self.in_project else 1, 1 if self.inherited else 0
+        if self.exact_first:
+            return (match, project, inherited, kind)
+        return (project, inherited, kind, match)
 
     @property
     def synthesized(self) -> bool:

@@ -74,6 +74,13 @@ class FindSymbolJson(VerdictJson):
     nextOffset: NotRequired[int]
 
 
+class ConformanceSiteJson(TypedDict):
+    path: str
+    line: int
+    column: int
+    conformingType: str | None
+
+
 class OccurrenceJson(TypedDict):
     usr: str
     symbolName: str
@@ -81,7 +88,10 @@ class OccurrenceJson(TypedDict):
     line: int
     column: int
     roles: list[str]
-    """Includes `implicit` for a property wrapper's initializer called at its attribute."""
+    """Includes `implicit` for a property wrapper's initializer called at its attribute, and
+    for a witness anchored at its conformance (an SDK member, no definition here)."""
+    conformanceSites: NotRequired[list[ConformanceSiteJson]]
+    """find_overrides: the conformances at which the index records the witness implicitly."""
 
 
 class SymbolRefJson(TypedDict):
@@ -278,8 +288,11 @@ class RenamePlanJson(TypedDict):
     nextOffset: int | None
     unprovenSites: list[MentionJson]
     unprovenSiteCount: int
+    unprovenNextOffset: int | None
+    notVisibleSiteCount: int
     textMentions: list[MentionJson]
     textMentionCount: int
+    textMentionNextOffset: int | None
 
 
 # --- call_hierarchy, type_hierarchy, change_impact -----------------------------------------

@@ -289,13 +289,19 @@ def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
         if dynamic:
             for implementation in overriding_symbols(db, callee):
                 reached.setdefault(implementation, []).extend(dynamic)
-    entries = [(callee, found, False) for callee, found in direct.items()]
-    entries += [(impl, found, True) for impl, found in reached.items() if impl not in direct]
-    for _callee, found, _via in entries:
-        found.sort(key=lambda row: _site_key(row, paths))
+    # Only implementations written here: an SDK member a conformance makes a witness
+    # (`Double./` through `extension Double: Field {}`) has no body to show or to test.
     implementations = {
         impl: canonical_occurrence(occs) for impl, occs in written_occurrences(db, reached).items()
     }
+    entries = [(callee, found, False) for callee, found in direct.items()]
+    entries += [
+        (impl, found, True)
+        for impl, found in reached.items()
+        if impl not in direct and impl in implementations
+    ]
+    for _callee, found, _via in entries:
+        found.sort(key=lambda row: _site_key(row, paths))
 
     def order(entry: tuple[int, list[CallRow], bool]) -> tuple[tuple[str, int, int], bool, str, int, int]:
         """By the first site; the implementations a dynamic call reaches after what it names,

@@ -5,7 +5,9 @@ inheritance clause carries `baseOf` to the type being declared, or to the extens
 the clause is an extension's (`extension Circle: Measurable`), which `extendedBy` leads
 back to the type. Each link is anchored at that mention (the clause where it is
 declared) and says whether it is inheritance, a protocol refinement or a conformance, and
-whether an extension declares it. Types declared inside function bodies are not in the
+whether an extension declares it. A composition typealias in a clause (`Codable`) is
+recorded as implicit mentions of the protocols it stands for (`Encodable`, `Decodable`) at
+its name: those are links too (model.states_relations). Types declared inside function bodies are not in the
 index; subtypes lists them apart (`localSubtypes`, found in the source at the index's
 reference to the type, tools/local_types.py).
 """
@@ -18,7 +20,7 @@ from typing import Literal
 from pydantic import Field, StrictInt, model_validator
 
 from xcindex.indexstore.database import Database, OccurrenceRow
-from xcindex.indexstore.model import Role
+from xcindex.indexstore.model import Role, states_relations
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, freshness_for
@@ -30,7 +32,6 @@ MAX_DEPTH = 5
 MAX_LINKS = 500
 MAX_LOCAL_SUBTYPES = 100
 CLASS_KIND, PROTOCOL_KIND, EXTENSION_KIND = 7, 8, 9
-_IMPLICIT = int(Role.IMPLICIT)
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,14 @@ def supertypes_of(db: Database, type_id: int) -> list[tuple[int, OccurrenceRow, 
             (r.occurrence.symbol_id, r.occurrence, True)
             for r in db.related_occurrences(ext.symbol_id, Role.REL_BASEOF)
         ]
-    return [item for item in found if not item[1].roles & _IMPLICIT]
+    return [item for item in found if states_relations(item[1].roles)]
 
 
 def subtypes_of(db: Database, type_id: int) -> list[tuple[int, OccurrenceRow, bool]]:
     """(subtype, the mention of the type in its inheritance clause, declared in an extension)."""
     found: list[tuple[int, OccurrenceRow, bool]] = []
     for relation in db.related_occurrences_of(type_id, Role.REL_BASEOF):
-        if relation.occurrence.roles & _IMPLICIT:
+        if not states_relations(relation.occurrence.roles):
             continue
         related = db.symbols_by_ids([relation.symbol_id]).get(relation.symbol_id)
         if related is not None and related.kind == EXTENSION_KIND:

@@ -1,37 +1,42 @@
-"""What plan_rename must refuse, complete or warn about beyond the index's own relations.
+"""What plan_rename must refuse or complete beyond the index's own relations.
 
-Pure functions over the database (and, for attributes, the definition's source line): the
-refusals for members the compiler calls by their spelling, the witnesses of a renamed
-requirement that the index does not relate to it, and the renames that change meaning
-while still building (Codable keys, property-wrapper-derived names, `@objc` selectors).
+Pure functions over the database: the refusals for members the compiler calls by their
+spelling, and the witnesses of a renamed requirement that the index does not relate to it.
+What changes meaning while it builds is in meaning.py, collisions in collisions.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.database import Database, SymbolRow
 from xcindex.indexstore.model import Role
-from xcindex.vocabulary import RefusalReason, WarningCode
+from xcindex.tools.rename.structure import (
+    EXTENSION_KIND,
+    PROTOCOL_KIND,
+    TYPE_KINDS,
+    adopted_protocols,
+    declared_here,
+    declared_in_protocol,
+    derived_types,
+    extended_type,
+    extensions_of,
+    inheriting,
+    members_of,
+    owner_type,
+    parent_of,
+)
+from xcindex.vocabulary import RefusalReason
 
-PROTOCOL_KIND = 8
-EXTENSION_KIND = 9
-CLASS_KIND = 7
-STRUCT_KIND = 6
-ENUM_KIND = 5
 VARIABLE_KIND = 13
-INSTANCE_PROPERTY_KIND = 19
 CONSTRUCTOR_KIND = 22
 DESTRUCTOR_KIND = 23
 PARAMETER_KIND = 25
 SUBSCRIPT_SUBKIND = 1011
 LOCAL_PROPERTY = 1 << 7
-TYPE_KINDS = frozenset({ENUM_KIND, STRUCT_KIND, CLASS_KIND, PROTOCOL_KIND})
 _STATIC_KINDS = {17: 18, 20: 21}
 """Class methods and properties witness static requirements alike."""
-
 COMPILER_REQUIRED_NAMES = {
     "appendInterpolation": "string interpolation calls it by name",
     "appendLiteral": "string interpolation calls it by name",
@@ -93,56 +98,6 @@ def refusal_reason(symbol: SymbolRow) -> tuple[RefusalReason, str, str] | None:
     return None
 
 
-def _parent_of(db: Database, occurrences: Iterable[OccurrenceRow]) -> SymbolRow | None:
-    """The type or extension a member is declared in (its definition's `childOf`)."""
-    for occ in occurrences:
-        if not occ.roles & (Role.DEFINITION | Role.DECLARATION):
-            continue
-        for roles, sid in db.relations_of([occ.id]).get(occ.id, []):
-            if roles & Role.REL_CHILDOF:
-                return db.symbols_by_ids([sid]).get(sid)
-    return None
-
-
-def extended_type(db: Database, extension: SymbolRow) -> SymbolRow | None:
-    for relation in db.related_occurrences(extension.id, Role.REL_EXTENDEDBY):
-        occ = relation.occurrence
-        return db.symbols_by_ids([occ.symbol_id]).get(occ.symbol_id)
-    return None
-
-
-def owner_type(db: Database, member: SymbolRow) -> SymbolRow | None:
-    """The type declaring a member, through an extension when it is declared in one."""
-    parent = _parent_of(db, db.occurrences_of(member.id))
-    if parent is not None and parent.kind == EXTENSION_KIND:
-        return extended_type(db, parent)
-    return parent
-
-
-def _extensions_of(db: Database, type_symbol: SymbolRow) -> list[SymbolRow]:
-    ids = {r.symbol_id for r in db.related_occurrences_of(type_symbol.id, Role.REL_EXTENDEDBY)}
-    return [s for s in db.symbols_by_ids(ids).values() if s.kind == EXTENSION_KIND]
-
-
-def _members_of(db: Database, container: SymbolRow) -> list[SymbolRow]:
-    ids = {r.occurrence.symbol_id for r in db.related_occurrences(container.id, Role.REL_CHILDOF)}
-    return list(db.symbols_by_ids(ids).values())
-
-
-def _derived_types(db: Database, base: SymbolRow) -> list[SymbolRow]:
-    """Types (and protocols) that name `base` in an inheritance clause, directly."""
-    found: dict[int, SymbolRow] = {}
-    for relation in db.related_occurrences_of(base.id, Role.REL_BASEOF):
-        related = db.symbols_by_ids([relation.symbol_id]).get(relation.symbol_id)
-        if related is None:
-            continue
-        if related.kind == EXTENSION_KIND:
-            related = extended_type(db, related)
-        if related is not None and related.id != base.id:
-            found[related.id] = related
-    return list(found.values())
-
-
 def _static_kind(kind: int) -> int:
     return _STATIC_KINDS.get(kind, kind)
 
@@ -167,7 +122,11 @@ def complete_witnesses(
 ) -> WitnessCompletion:
     """Grow `renamed` (in place) with the members of every type conforming to a renamed
     requirement's protocol (its extensions, subclasses and refining protocols included)
-    whose name and kind match, and with their overrides, to a fixed point."""
+    whose name and kind match, and with their overrides, to a fixed point. Only a
+    requirement (declared in the protocol's body) has witnesses: a member of a protocol
+    extension is dispatched statically, and the same-named members of the protocol's own
+    extensions are its default implementations (the index relates those) or overloads
+    nobody asked to rename."""
     added: dict[int, SymbolRow] = {}
     in_other_protocols: set[int] = set()
     shared: list[tuple[SymbolRow, list[SymbolRow]]] = []
@@ -178,11 +137,11 @@ def complete_witnesses(
             if symbol.id in done:
                 continue
             done.add(symbol.id)
-            protocol = owner_type(db, symbol)
+            protocol = parent_of(db, db.occurrences_of(symbol.id))
             if protocol is None or protocol.kind != PROTOCOL_KIND:
                 continue
             conformers = _conforming_types(db, protocol)
-            found = _matching_members(db, conformers, symbol)
+            found = _matching_members(db, conformers, symbol, protocol)
             elsewhere = _other_protocol_witnesses(db, conformers, symbol)
             in_other_protocols.update(m.id for m in elsewhere if m.id not in renamed)
             for member in [*found, *elsewhere]:
@@ -195,9 +154,9 @@ def complete_witnesses(
                 grew = True
         if not grew:
             break
-    requirements = [s for s in renamed.values() if _declared_in_protocol(db, s)]
+    requirements = [s for s in renamed.values() if declared_in_protocol(db, s)]
     for symbol in renamed.values():
-        parent = _parent_of(db, db.occurrences_of(symbol.id))
+        parent = parent_of(db, db.occurrences_of(symbol.id))
         if parent is None or parent.kind != EXTENSION_KIND:
             continue
         extended = extended_type(db, parent)
@@ -206,7 +165,7 @@ def complete_witnesses(
         # A default implementation serves the requirement of its own protocol and those of
         # every refining protocol with the same name and kind, whatever the index relates.
         served = {r.id: r for r in _requirements_witnessed(db, symbol)}
-        reach = _inheriting(db, extended)
+        reach = inheriting(db, extended)
         for requirement in requirements:
             if requirement.name == symbol.name and owner_type(db, requirement) in reach:
                 served.setdefault(requirement.id, requirement)
@@ -223,30 +182,10 @@ def requirement_protocols(db: Database, usrs: Iterable[str]) -> set[str]:
         symbol = db.symbol_by_usr(usr)
         if symbol is None:
             continue
-        parent = _parent_of(db, db.occurrences_of(symbol.id))
+        parent = parent_of(db, db.occurrences_of(symbol.id))
         if parent is not None and parent.kind == PROTOCOL_KIND:
-            names.update(p.name for p in _inheriting(db, parent))
+            names.update(p.name for p in inheriting(db, parent))
     return names
-
-
-def _declared_in_protocol(db: Database, symbol: SymbolRow) -> bool:
-    parent = _parent_of(db, db.occurrences_of(symbol.id))
-    return parent is not None and parent.kind == PROTOCOL_KIND
-
-
-def _inheriting(db: Database, protocol: SymbolRow) -> list[SymbolRow]:
-    """The protocol and every protocol that refines it, transitively."""
-    found: dict[int, SymbolRow] = {protocol.id: protocol}
-    frontier = [protocol]
-    while frontier:
-        next_frontier: list[SymbolRow] = []
-        for current in frontier:
-            for derived in _derived_types(db, current):
-                if derived.kind == PROTOCOL_KIND and derived.id not in found:
-                    found[derived.id] = derived
-                    next_frontier.append(derived)
-        frontier = next_frontier
-    return list(found.values())
 
 
 def _conforming_types(db: Database, protocol: SymbolRow) -> dict[int, SymbolRow]:
@@ -257,7 +196,7 @@ def _conforming_types(db: Database, protocol: SymbolRow) -> dict[int, SymbolRow]
     while frontier:
         next_frontier: list[SymbolRow] = []
         for current in frontier:
-            for derived in _derived_types(db, current):
+            for derived in derived_types(db, current):
                 if derived.id not in types and derived.kind in TYPE_KINDS:
                     types[derived.id] = derived
                     next_frontier.append(derived)
@@ -265,43 +204,26 @@ def _conforming_types(db: Database, protocol: SymbolRow) -> dict[int, SymbolRow]
     return types
 
 
-def _matching_members(db: Database, types: dict[int, SymbolRow], requirement: SymbolRow) -> list[SymbolRow]:
-    """Same name and kind, in the types (their extensions included)."""
+def _matching_members(
+    db: Database, types: dict[int, SymbolRow], requirement: SymbolRow, protocol: SymbolRow
+) -> list[SymbolRow]:
+    """Same name and kind, in the conforming types (their extensions included) and in the
+    bodies of refining protocols; not in the requirement's own protocol, nor in any
+    protocol's extensions (see complete_witnesses)."""
     wanted_kind = _static_kind(requirement.kind)
     found: list[SymbolRow] = []
     for type_symbol in types.values():
-        containers = [type_symbol, *_extensions_of(db, type_symbol)]
+        if type_symbol.id == protocol.id:
+            continue
+        if type_symbol.kind == PROTOCOL_KIND:
+            containers = [type_symbol]
+        else:
+            containers = [type_symbol, *extensions_of(db, type_symbol)]
         for container in containers:
-            for member in _members_of(db, container):
+            for member in members_of(db, container):
                 if member.name == requirement.name and _static_kind(member.kind) == wanted_kind:
                     found.append(member)
     return found
-
-
-def _declared_here(db: Database, symbol: SymbolRow) -> bool:
-    """Whether the index holds the symbol's own definition (not only uses of an SDK one)."""
-    return any(o.roles & Role.DEFINITION for o in db.occurrences_of(symbol.id))
-
-
-def _adopted_protocols(db: Database, types: Iterable[SymbolRow]) -> set[int]:
-    """Protocols the types name in an inheritance clause (theirs or their extensions'),
-    and those protocols' own bases, as far as the index records them."""
-    adopted: set[int] = set()
-    frontier = list(types)
-    seen: set[int] = set()
-    while frontier:
-        current = frontier.pop()
-        if current.id in seen:
-            continue
-        seen.add(current.id)
-        for container in [current, *_extensions_of(db, current)]:
-            for relation in db.related_occurrences(container.id, Role.REL_BASEOF):
-                base_id = relation.occurrence.symbol_id
-                base = db.symbols_by_ids([base_id]).get(base_id)
-                if base is not None and base.kind == PROTOCOL_KIND and base.id not in adopted:
-                    adopted.add(base.id)
-                    frontier.append(base)
-    return adopted
 
 
 def _other_protocol_witnesses(
@@ -320,21 +242,21 @@ def _other_protocol_witnesses(
     for member in db.symbols_by_name(requirement.name):
         if member.id == requirement.id or _static_kind(member.kind) != wanted_kind:
             continue
-        parent = _parent_of(db, db.occurrences_of(member.id))
+        parent = parent_of(db, db.occurrences_of(member.id))
         if parent is None or parent.kind != EXTENSION_KIND:
             continue
         extended = extended_type(db, parent)
         if extended is None or extended.kind != PROTOCOL_KIND or extended.id in types:
             continue
         if adopted is None:
-            adopted = _adopted_protocols(db, types.values())
+            adopted = adopted_protocols(db, types.values())
         if extended.id in adopted:
             found.append(member)
             continue
-        if _declared_here(db, extended):
+        if declared_here(db, extended):
             continue
         if sdk_conformer is None:
-            sdk_conformer = any(t.kind != PROTOCOL_KIND and not _declared_here(db, t) for t in types.values())
+            sdk_conformer = any(t.kind != PROTOCOL_KIND and not declared_here(db, t) for t in types.values())
         if sdk_conformer:
             found.append(member)
     return found
@@ -347,157 +269,3 @@ def _requirements_witnessed(db: Database, symbol: SymbolRow) -> list[SymbolRow]:
         if r.occurrence.roles & (Role.DEFINITION | Role.DECLARATION)
     }
     return sorted(db.symbols_by_ids(ids).values(), key=lambda s: s.usr)
-
-
-# --- meaning that changes while it builds ----------------------------------------------
-
-_CODABLE_USRS = ("s:SE", "s:Se", "s:s7Codablea")
-_NOT_WRAPPERS = frozenset(
-    {
-        "MainActor",
-        "Sendable",
-        "TaskLocal",
-        "UIApplicationMain",
-        "NSApplicationMain",
-        "IBOutlet",
-        "IBAction",
-        "IBInspectable",
-        "GKInspectable",
-        "NSManaged",
-        "NSCopying",
-        "Test",
-        "Suite",
-        "Observable",
-        "ObservationIgnored",
-        "ObservationTracked",
-    }
-)
-_ATTRIBUTE = re.compile(r"@([A-Z][A-Za-z0-9_]*)")
-_ATTRIBUTE_NAME = re.compile(r"\s*@[A-Za-z_][A-Za-z0-9_.]*(<[^>\n]*>)?")
-ATTRIBUTE_LINES_ABOVE = 12
-"""How far above a definition its attribute lines are looked for."""
-
-
-def attributes_only(text: str) -> bool:
-    """`text` is one or more attributes and nothing else (`@Option(name: .long,\n help: "…")`,
-    `@MainActor @objc`); false for a declaration (`@Flag var verbose = false`)."""
-    rest = text
-    matched = False
-    while match := _ATTRIBUTE_NAME.match(rest):
-        matched = True
-        rest = rest[match.end() :]
-        if rest.startswith("("):
-            depth = 0
-            for index, char in enumerate(rest):
-                depth += (char == "(") - (char == ")")
-                if depth == 0:
-                    rest = rest[index + 1 :]
-                    break
-            else:
-                return False
-    return matched and not rest.strip()
-
-
-def _conforms_to_codable(db: Database, type_symbol: SymbolRow) -> bool:
-    codable_ids = {s.id for usr in _CODABLE_USRS if (s := db.symbol_by_usr(usr)) is not None}
-    for codable in codable_ids:
-        for relation in db.related_occurrences_of(codable, Role.REL_BASEOF):
-            target = db.symbols_by_ids([relation.symbol_id]).get(relation.symbol_id)
-            if target is not None and target.kind == EXTENSION_KIND:
-                target = extended_type(db, target)
-            if target is not None and target.id == type_symbol.id:
-                return True
-    return False
-
-
-def _has_explicit_coding_keys(db: Database, type_symbol: SymbolRow) -> bool:
-    for member in _members_of(db, type_symbol):
-        if member.name == "CodingKeys" and any(
-            not o.roles & Role.IMPLICIT for o in db.occurrences_of(member.id)
-        ):
-            return True
-    return False
-
-
-def semantic_warnings(
-    db: Database,
-    renamed: Iterable[SymbolRow],
-    definition_text: Callable[[OccurrenceRow], str],
-) -> list[tuple[WarningCode, str]]:
-    """Renames that build but change behaviour: Codable keys, wrapper-derived names, selectors."""
-    warnings: list[tuple[WarningCode, str]] = []
-    for symbol in renamed:
-        occurrences = db.occurrences_of(symbol.id)
-        definitions = [o for o in occurrences if o.roles & Role.DEFINITION and not o.roles & Role.IMPLICIT]
-        if not definitions:
-            continue
-        definition = min(definitions, key=lambda o: (o.path, o.line, o.column))
-        where = f"{definition.path}:{definition.line}:{definition.column}"
-        text = definition_text(definition)
-        if "@objc" in text:
-            warnings.append(
-                (
-                    WarningCode.OBJC_SELECTOR,
-                    f"{symbol.name} at {where} is @objc: its selector changes with the name "
-                    "(#selector, key-value observing and Objective-C callers spelled by string break).",
-                )
-            )
-        if symbol.kind != INSTANCE_PROPERTY_KIND:
-            continue
-        wrappers = [name for name in _ATTRIBUTE.findall(text) if name not in _NOT_WRAPPERS]
-        if wrappers:
-            warnings.append(
-                (
-                    WarningCode.PROPERTY_WRAPPER_DERIVED_NAME,
-                    f"{symbol.name} at {where} is wrapped by @{wrappers[0]}, which may derive an outside "
-                    "name from the property's (a command-line option, a defaults key): it changes too.",
-                )
-            )
-        owner = owner_type(db, symbol)
-        if (
-            owner is None
-            or owner.kind not in (STRUCT_KIND, CLASS_KIND, ENUM_KIND)
-            or _is_computed(text, symbol.name)
-        ):
-            continue
-        if _conforms_to_codable(db, owner) and not _has_explicit_coding_keys(db, owner):
-            keyed = _coding_key_sites(db, owner, symbol.name)
-            sites = ", ".join(f"{o.path}:{o.line}:{o.column}" for o in keyed)
-            warnings.append(
-                (
-                    WarningCode.CODABLE_KEY_RENAMED,
-                    f"{symbol.name} is a stored property of Codable {owner.name} (no CodingKeys): its "
-                    "synthesized coding key, and so the encoded format, changes with the name."
-                    + (f" Uses of the key the index shows (not renamed): {sites}." if sites else ""),
-                )
-            )
-            if keyed:
-                warnings.append(
-                    (
-                        WarningCode.STRING_KEYED_LOOKUP,
-                        f"{len(keyed)} site(s) look {symbol.name} up by its coding key: {sites}.",
-                    )
-                )
-    return warnings
-
-
-def _is_computed(text: str, name: str) -> bool:
-    """`var name: T { … }` (no initial value before the brace) is not encoded."""
-    match = re.search(rf"\b(?:var|let)\s+{re.escape(name)}\b([^\n]*)", text)
-    if match is None:
-        return False
-    rest = match.group(1)
-    brace = rest.find("{")
-    return brace >= 0 and "=" not in rest[:brace]
-
-
-def _coding_key_sites(db: Database, owner: SymbolRow, name: str) -> list[OccurrenceRow]:
-    """Written uses of the synthesized `CodingKeys.<name>` case (`forKey: .name`)."""
-    sites: list[OccurrenceRow] = []
-    for member in _members_of(db, owner):
-        if member.name != "CodingKeys":
-            continue
-        for case in _members_of(db, member):
-            if case.name == name:
-                sites.extend(o for o in db.occurrences_of(case.id) if not o.roles & Role.IMPLICIT)
-    return sorted(sites, key=lambda o: (o.path, o.line, o.column))

@@ -3,318 +3,47 @@
 The plan is computed in two pure steps: `index_plan` (from the database: the USR set,
 every range with its reasons, checked against the file's real bytes) and `reconcile`
 (against the locations sourcekit-lsp returned, when it could be asked). The engine does
-the I/O in between.
+the I/O in between. The rooms beside this one: `answer` (the plan and its pages), `names`
+(the new name's validity), `checks` (refusals, witnesses and warnings the index does not
+relate), `scan` (the whole-tree safety net) and `reconcile`. The names other rooms import
+are re-exported here, the tool's one face.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 from pydantic import Field, StrictInt, StrictStr
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
+from xcindex.indexstore.graph_queries import overridden
 from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
-from xcindex.tools.budget import fitting, json_size
 from xcindex.tools.common import canonical_occurrence, file_is_stale
-from xcindex.tools.references import overriding_sites, source_occurrences
-from xcindex.tools.rename.checks import (
-    ATTRIBUTE_LINES_ABOVE,
-    attributes_only,
-    complete_witnesses,
-    refusal_reason,
-    requirement_protocols,
-    semantic_warnings,
-)
-from xcindex.tools.rename.scan import (
-    Mention,
-    local_conformances,
-    mentions_json,
-    scan_tree,
-    unproven_warnings,
-)
-from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
-from xcindex.vocabulary import RangeReason, RefusalReason, Tier, WarningCode
+from xcindex.tools.references import source_occurrences
+from xcindex.tools.rename.answer import DEFAULT_MAX_RANGES as DEFAULT_MAX_RANGES
+from xcindex.tools.rename.answer import MAX_RANGES, now_iso
+from xcindex.tools.rename.answer import Refusal as Refusal
+from xcindex.tools.rename.answer import RenamePlan as RenamePlan
+from xcindex.tools.rename.answer import RenameRange as RenameRange
+from xcindex.tools.rename.answer import refused as refused
+from xcindex.tools.rename.answer import with_warnings as with_warnings
+from xcindex.tools.rename.checks import refusal_reason
+from xcindex.tools.rename.collisions import clashes, collision_report
+from xcindex.tools.rename.meaning import ATTRIBUTE_LINES_ABOVE, attributes_only, semantic_warnings
+from xcindex.tools.rename.names import base_name as base_name
+from xcindex.tools.rename.names import early_refusal as early_refusal
+from xcindex.tools.rename.names import is_identifier
+from xcindex.tools.rename.names import validate_new_name as validate_new_name
+from xcindex.tools.rename.net import with_safety_net as with_safety_net
+from xcindex.tools.rename.reach import rename_reach
+from xcindex.vocabulary import RangeReason, RefusalReason, Tier
 
-DEFAULT_MAX_RANGES = 500
-MAX_MENTIONS = 100
-"""Safety-net sites listed per list in a plan's JSON (the counts are always whole)."""
-MAX_RANGES = 5000
-DISABLE_ENV = "XCINDEX_DISABLE_PLAN_RENAME"
 PROTOCOL_KIND = 8
-
-SWIFT_KEYWORDS = frozenset(
-    [
-        "associatedtype",
-        "class",
-        "deinit",
-        "enum",
-        "extension",
-        "fileprivate",
-        "func",
-        "import",
-        "init",
-        "inout",
-        "internal",
-        "let",
-        "open",
-        "operator",
-        "private",
-        "precedencegroup",
-        "protocol",
-        "public",
-        "rethrows",
-        "static",
-        "struct",
-        "subscript",
-        "typealias",
-        "var",
-        "break",
-        "case",
-        "catch",
-        "continue",
-        "default",
-        "defer",
-        "do",
-        "else",
-        "fallthrough",
-        "for",
-        "guard",
-        "if",
-        "in",
-        "repeat",
-        "return",
-        "switch",
-        "throw",
-        "throws",
-        "try",
-        "while",
-        "Any",
-        "as",
-        "await",
-        "false",
-        "is",
-        "nil",
-        "self",
-        "Self",
-        "super",
-        "true",
-    ]
-)
-
-_SUMMARY_KEYS = {
-    Tier.GREEN_VERIFIED: "green_verified",
-    Tier.GREEN_INDEXSTORE: "green_indexstore",
-    Tier.YELLOW_DISAGREEMENT: "yellow_disagreement",
-    Tier.YELLOW_LSP_ONLY: "yellow_lsp_only",
-    Tier.RED_STALE: "red_stale",
-}
-
-
-@dataclass(frozen=True)
-class Refusal:
-    reason: RefusalReason
-    message: str
-    remediation: str
-
-    def to_json(self) -> RefusalJson:
-        return {"reason": str(self.reason), "message": self.message, "remediation": self.remediation}
-
-
-@dataclass(frozen=True)
-class RenameRange:
-    path: str
-    line: int
-    column: int
-    end_column: int
-    tier: Tier
-    reasons: tuple[RangeReason, ...]
-    module: str | None
-    source: str  # "indexstore" | "sourcekit-lsp"
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.path, self.line, self.column)
-
-    def to_json(self) -> RenameRangeJson:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "endColumn": self.end_column,
-            "tier": str(self.tier),
-            "reasons": [str(r) for r in self.reasons],
-            "module": self.module,
-            "source": self.source,
-        }
-
-
-COMPACT_HEADROOM_CHARS = 6_000
-"""What a compact plan's text needs besides its `line:column` lists (headers, warnings, counts)."""
-
-
-@dataclass(frozen=True)
-class RenamePlan:
-    usr: str
-    old_name: str | None
-    new_name: str
-    generated_at: str
-    last_built: str | None
-    files_edited_this_session: int
-    ranges: tuple[RenameRange, ...] = ()
-    refusal: Refusal | None = None
-    warnings: tuple[tuple[WarningCode, str], ...] = ()
-    max_ranges: int = DEFAULT_MAX_RANGES
-    definitions: tuple[tuple[str, str, int, int], ...] = field(default=())
-    """(usr, path, line, utf-8 column) of each renamed symbol's definition: where to ask LSP."""
-    unproven: tuple[Mention, ...] = ()
-    """Code occurrences of the old name that no range covers and the index does not explain."""
-    text_mentions: tuple[Mention, ...] = ()
-    """Occurrences in comments, strings, DocC links and `@available(renamed:)`: optional edits."""
-    offset: int = 0
-    """The first range shown (paging through a plan larger than maxRanges)."""
-
-    def summary(self) -> dict[str, int]:
-        counts = dict.fromkeys(_SUMMARY_KEYS.values(), 0)
-        for rename_range in self.ranges:
-            counts[_SUMMARY_KEYS[rename_range.tier]] += 1
-        return counts
-
-    def shown(self) -> tuple[RenameRange, ...]:
-        return self.ranges[self.offset : self.offset + self.max_ranges]
-
-    @property
-    def next_offset(self) -> int | None:
-        end = self.offset + self.max_ranges
-        return end if end < len(self.ranges) else None
-
-    def fitted(self, budget: int | None) -> RenamePlan:
-        """The page of the plan that fits a response budget together with its text: fewer
-        ranges (`nextOffset` says where the rest starts) when the whole page would not."""
-        if budget is None:
-            return self
-        page = self.shown()
-        without_ranges = json_size(replace(self, ranges=())._json())
-        if 2 * (without_ranges + sum(json_size(r.to_json()) + 1 for r in page)) <= budget:
-            return self
-        # The structured ranges, and one short `line:column` each in the compact text.
-        allowed = budget - 2 * without_ranges - COMPACT_HEADROOM_CHARS
-        count = fitting(page, lambda r: json_size(r.to_json()) + 16, max(allowed, 0))
-        return replace(self, max_ranges=max(count, 1))
-
-    def to_json(self, budget: int | None = None) -> RenamePlanJson:
-        return self.fitted(budget)._json()
-
-    def _json(self) -> RenamePlanJson:
-        shown = self.shown()
-        return {
-            "usr": self.usr,
-            "oldName": self.old_name,
-            "newName": self.new_name,
-            "generatedAt": self.generated_at,
-            "indexFreshness": {
-                "lastBuilt": self.last_built,
-                "filesEditedThisSession": self.files_edited_this_session,
-            },
-            "ranges": [r.to_json() for r in shown],
-            "summary": cast(RenameSummaryJson, self.summary()),
-            "refusal": self.refusal.to_json() if self.refusal else None,
-            "warnings": [{"code": str(code), "message": message} for code, message in self.warnings],
-            "truncated": len(self.ranges) > len(shown),
-            "nextOffset": self.next_offset,
-            "unprovenSites": mentions_json(self.unproven, MAX_MENTIONS),
-            "unprovenSiteCount": len(self.unproven),
-            "textMentions": mentions_json(self.text_mentions, MAX_MENTIONS),
-            "textMentionCount": len(self.text_mentions),
-        }
-
-
-def now_iso() -> str:
-    return datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- validation ----------------------------------------------------------------------
-
-
-def _is_identifier(text: str) -> bool:
-    if not text:
-        return False
-    first = text[0]
-    if not (first == "_" or unicodedata.category(first).startswith("L")):
-        return False
-    return all(
-        c == "_" or unicodedata.category(c)[0] in "LN" or unicodedata.category(c) == "Mn" for c in text[1:]
-    )
-
-
-def validate_new_name(new_name: str) -> Refusal | None:
-    """A plain identifier that is not a keyword, or a backquoted identifier (which may be a
-    keyword: `` `default` `` is how Swift spells that name)."""
-    remediation = (
-        "Pass a Swift identifier: a letter or _ followed by letters, digits or _ (backquote a keyword)."
-    )
-    if not new_name:
-        return Refusal(RefusalReason.INVALID_IDENTIFIER, "newName is empty.", remediation)
-    if new_name.startswith("`") or new_name.endswith("`"):
-        inner = new_name[1:-1] if len(new_name) >= 2 and new_name[0] == new_name[-1] == "`" else ""
-        if _is_identifier(inner):
-            return None
-        return Refusal(
-            RefusalReason.INVALID_IDENTIFIER,
-            f"'{new_name}' is not a well-formed backquoted identifier.",
-            remediation,
-        )
-    if new_name in SWIFT_KEYWORDS:
-        return Refusal(
-            RefusalReason.INVALID_IDENTIFIER,
-            f"'{new_name}' is a Swift keyword.",
-            f"Choose another name, or backquote it (`{new_name}`) if you really mean the keyword.",
-        )
-    if not _is_identifier(new_name):
-        return Refusal(
-            RefusalReason.INVALID_IDENTIFIER,
-            f"'{new_name}' contains characters that are not allowed in an identifier.",
-            remediation,
-        )
-    return None
-
-
-def early_refusal(new_name: str) -> Refusal | None:
-    """What refuses a plan before the index is opened: the kill switch, then the name."""
-    if os.environ.get(DISABLE_ENV) == "1":
-        return Refusal(
-            RefusalReason.DISABLED_BY_ENV,
-            f"plan_rename is disabled by {DISABLE_ENV}=1.",
-            f"Unset {DISABLE_ENV} to allow rename plans.",
-        )
-    return validate_new_name(new_name)
-
-
-def refused(usr: str, new_name: str, refusal: Refusal, max_ranges: int = DEFAULT_MAX_RANGES) -> RenamePlan:
-    """A plan that is only its refusal (no index was read)."""
-    return RenamePlan(
-        usr=usr,
-        old_name=None,
-        new_name=new_name,
-        generated_at=now_iso(),
-        last_built=None,
-        files_edited_this_session=0,
-        refusal=refusal,
-        max_ranges=max_ranges,
-    )
-
-
-def base_name(name: str) -> str:
-    """`fetchUser(id:)` → `fetchUser`; `UserService` → `UserService`."""
-    return name.split("(", 1)[0]
-
 
 # --- where a symbol lives ------------------------------------------------------------
 
@@ -363,22 +92,18 @@ def _roots_of(
     db: Database, symbol: SymbolRow, max_depth: int = 32
 ) -> tuple[list[SymbolRow], list[SymbolRow]]:
     """Walk `overrideOf` up: the user-defined roots of the override chain, and any
-    overridden symbols that have no definition here (SDK methods)."""
+    overridden symbols that have no definition here (SDK methods). A witness is related to
+    its requirement also where only a conformance declared elsewhere says so (an implicit
+    occurrence there: docs/tools.md, "Implicit occurrences")."""
     roots: dict[int, SymbolRow] = {}
     external: dict[int, SymbolRow] = {}
     frontier = [symbol]
     seen = {symbol.id}
     for _ in range(max_depth):
         next_frontier: list[SymbolRow] = []
+        bases = overridden(db, [current.id for current in frontier])
         for current in frontier:
-            parents: list[int] = []
-            for occ in source_occurrences(db, current):
-                if occ.roles & (Role.DEFINITION | Role.DECLARATION):
-                    parents.extend(
-                        sid
-                        for roles, sid in db.relations_of([occ.id]).get(occ.id, [])
-                        if roles & Role.REL_OVERRIDEOF
-                    )
+            parents = sorted(bases.get(current.id, ()))
             if not parents:
                 roots[current.id] = current
             for sid in parents:
@@ -547,35 +272,27 @@ def index_plan(
             plan, refusal=_sdk_refusal(symbol.name, f"it overrides or witnesses {names} from an SDK")
         )
 
-    renamed: dict[int, SymbolRow] = {}
-    for root in roots:
-        renamed[root.id] = root
-        for site in overriding_sites(db, root):
-            renamed[site.symbol.id] = site.symbol
-    completion = complete_witnesses(
-        db, renamed, lambda member: [site.symbol for site in overriding_sites(db, member)]
-    )
-    files = _FileBytes()
-    warnings: list[tuple[WarningCode, str]] = []
-    for default, requirements in completion.shared:
-        missing = [r for r in requirements if r.id not in renamed]
-        for requirement in missing:
-            renamed[requirement.id] = requirement
-            for site in overriding_sites(db, requirement):
-                renamed.setdefault(site.symbol.id, site.symbol)
-        names = ", ".join(sorted({r.name + " of " + (r.usr) for r in requirements}))
-        warnings.append(
-            (
-                WarningCode.SHARED_DEFAULT_IMPLEMENTATION,
-                f"{default.name} ({default.usr}) is the default implementation of {len(requirements)} "
-                f"requirements ({names}): all of them and their witnesses are renamed together.",
-            )
+    reach = rename_reach(db, roots)
+    if reach.unwritten:
+        return replace(
+            plan,
+            refusal=_sdk_refusal(
+                symbol.name,
+                f"it is witnessed by {reach.unwritten_text()}, declared in an SDK or synthesised by the "
+                "compiler: renaming the requirement breaks that conformance",
+            ),
         )
+    renamed, completion = reach.renamed, reach.completion
+    collision, overloads = collision_report(clashes(db, renamed.values(), new_name), new_name)
+    if collision is not None:
+        return replace(plan, refusal=Refusal(*collision))
+    files = _FileBytes()
+    warnings = [*reach.warnings, *overloads]
     warnings += semantic_warnings(db, renamed.values(), files.definition_text)
 
     old_base = base_name(symbol.name)
     old_bytes = old_base.encode("utf-8")
-    identifier = _is_identifier(old_base)
+    identifier = is_identifier(old_base)
     edited = {os.path.realpath(p) for p in edited_files} - overlay_files
     ranges: dict[tuple[str, int, int], RenameRange] = {}
     definitions: list[tuple[str, str, int, int]] = []
@@ -591,6 +308,8 @@ def index_plan(
             if key in ranges:
                 continue
             reasons = _reasons(db, occ, renamed)
+            if renamed_symbol.id in reach.implied and occ.roles & (Role.DEFINITION | Role.DECLARATION):
+                reasons = [RangeReason.CONFORMANCE_WITNESS]
             if renamed_symbol.id in completion.added and occ.roles & (Role.DEFINITION | Role.DECLARATION):
                 reasons = [
                     RangeReason.WITNESS_IN_OTHER_PROTOCOL_EXTENSION
@@ -624,45 +343,12 @@ def index_plan(
     return with_warnings(replace(plan, ranges=ordered, definitions=tuple(sorted(definitions))), warnings)
 
 
-def with_safety_net(db: Database, plan: RenamePlan, root: Path | None) -> RenamePlan:
-    """Add every occurrence of the old name under the project root that no range covers:
-    code the index does not explain (warned `unproven_occurrences`), and text mentions."""
-    if plan.refusal is not None or not plan.old_name or root is None:
-        return plan
-    name = base_name(plan.old_name)
-    if not _is_identifier(name):
-        return plan
-    covered = {(os.path.realpath(r.path), r.line, r.column) for r in plan.ranges}
-    by_real: dict[str, str] = {}
-    for path, *_rest in db.live_files():
-        by_real.setdefault(os.path.realpath(path), path)
-
-    def indexed_positions(real: str) -> set[tuple[int, int]] | None:
-        path = by_real.get(real)
-        if path is None:
-            return None
-        return {(occ.line, occ.column) for occ in db.occurrences_in_file(path)}
-
-    found = scan_tree(root, name, covered, indexed_positions)
-    protocols = requirement_protocols(db, (usr for usr, *_where in plan.definitions))
-    local = local_conformances(found.unproven, protocols, indexed_positions)
-    unproven = tuple(sorted((*found.unproven, *local), key=lambda m: m.key))
-    plan = replace(plan, unproven=unproven, text_mentions=found.text_mentions)
-    if not unproven:
-        return plan
-    return with_warnings(plan, unproven_warnings(name, unproven))
-
-
 def _sdk_refusal(name: str, why: str) -> Refusal:
     return Refusal(
         RefusalReason.SDK_SYMBOL_RENAME,
         f"{name} cannot be renamed: {why}.",
         "Only symbols declared in this project can be renamed; wrap or shadow the SDK symbol instead.",
     )
-
-
-def with_warnings(plan: RenamePlan, warnings: Iterable[tuple[WarningCode, str]]) -> RenamePlan:
-    return replace(plan, warnings=plan.warnings + tuple(warnings))
 
 
 class PlanRenameArgs(LocationArgs):
@@ -676,4 +362,8 @@ class PlanRenameArgs(LocationArgs):
     max_ranges: StrictInt = Field(
         DEFAULT_MAX_RANGES, ge=1, le=MAX_RANGES, description="How many ranges to list at most."
     )
-    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset.")
+    offset: StrictInt = Field(0, ge=0, description="The previous answer's nextOffset (ranges).")
+    unproven_offset: StrictInt = Field(0, ge=0, description="The previous answer's unprovenNextOffset.")
+    text_mention_offset: StrictInt = Field(
+        0, ge=0, description="The previous answer's textMentionNextOffset."
+    )

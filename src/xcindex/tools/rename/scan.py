@@ -36,9 +36,10 @@ class Mention:
     """1-based UTF-8 byte column of the name."""
     end_column: int
     kind: str
-    """`code`, `local_conformance` (a type declared in a function body that adopts a renamed
-    requirement's protocol: the compiler reports a missed witness there), `comment`,
-    `doc_link`, `string` or `available_renamed`."""
+    """In code: `code`, `label` (an argument, tuple or parameter label: another
+    declaration's) or `local_conformance` (a type declared in a function body that adopts a
+    renamed requirement's protocol: the compiler reports a missed witness there); in text:
+    `comment`, `doc_link`, `string` or `available_renamed`."""
     text: str
     """The whole line, stripped (cut at 200 characters)."""
 
@@ -161,6 +162,7 @@ def scan_tree(
             continue
         known: set[tuple[int, int]] | None = None
         asked = False
+        code: bytes | None = None
         for offset, kind in classify(data, name):
             line = data.count(b"\n", 0, offset) + 1
             line_start = data.rfind(b"\n", 0, offset) + 1
@@ -172,6 +174,9 @@ def scan_tree(
                     known, asked = indexed_positions(real), True
                 if known is not None and (line, column) in known:
                     continue
+                code = blank_bytes(data) if code is None else code
+                if is_label(code, offset, len(name)):
+                    kind = "label"
             line_end = data.find(b"\n", offset)
             line_text = data[line_start : len(data) if line_end < 0 else line_end]
             mention = Mention(
@@ -182,8 +187,37 @@ def scan_tree(
                 kind=kind,
                 text=line_text.decode("utf-8", "replace").strip()[:MAX_LINE_TEXT],
             )
-            (unproven if kind == "code" else text).append(mention)
+            (unproven if kind in ("code", "label") else text).append(mention)
     return ScanResult(tuple(unproven), tuple(text), scanned)
+
+
+_OPENING, _CLOSING, _PARENTHESIS = frozenset(b"([{"), frozenset(b")]}"), ord("(")
+_LABEL_LOOKBACK = 4096
+
+
+def is_label(code: bytes, at: int, length: int) -> bool:
+    """Whether the name at `at` is an argument, tuple or parameter label: `name:` (not
+    `name::`) right after `(` or `,`, inside parentheses (`angle(y: 1, x: 2)`, `(x: 1, y:
+    2)`, `Iterator(_items: items)`). Such a label belongs to another declaration (a call's
+    callee, a tuple type, a closure's parameters): a rename keeps labels, and a memberwise
+    initialiser's label, which does follow a property's name, is in the index as a use of
+    the property. Read on `code`, the file with comments and literals blanked: not `[x: 1]`
+    (a dictionary key), `a ? x : y` or `case x:`."""
+    after = code[at + length : at + length + 256].lstrip(b" \t")
+    if not after.startswith(b":") or after.startswith(b"::"):
+        return False
+    before = code[max(0, at - _LABEL_LOOKBACK) : at].rstrip()
+    if not before.endswith((b"(", b",")):
+        return False
+    depth = 0
+    for byte in reversed(before):
+        if byte in _CLOSING:
+            depth += 1
+        elif byte in _OPENING:
+            if depth == 0:
+                return byte == _PARENTHESIS
+            depth -= 1
+    return False
 
 
 _TYPE_DECLARATION = re.compile(
@@ -235,25 +269,35 @@ def local_conformances(
     return tuple(found)
 
 
-def mentions_json(mentions: Iterable[Mention], limit: int) -> list[MentionJson]:
-    return [m.to_json() for _, m in zip(range(limit), mentions, strict=False)]
-
-
-def unproven_warnings(name: str, unproven: Sequence[Mention]) -> list[tuple[WarningCode, str]]:
-    """The `unproven_occurrences` warnings: code sites, then types declared in function bodies."""
+def unproven_warnings(
+    name: str, unproven: Sequence[Mention], not_visible: int = 0
+) -> list[tuple[WarningCode, str]]:
+    """The `unproven_occurrences` warnings: code sites (labels counted apart), then types
+    declared in function bodies. None when the code sites are all labels."""
     code = [m for m in unproven if m.kind == "code"]
+    labels = [m for m in unproven if m.kind == "label"]
     local = [m for m in unproven if m.kind == "local_conformance"]
-    sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in code[:10])
-    more = f" and {len(code) - 10} more" if len(code) > 10 else ""
-    warned = [
-        (
-            WarningCode.UNPROVEN_OCCURRENCES,
-            f"{len(code)} written occurrence(s) of {name} in code are not in the plan and the "
-            "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
-            "a function body, a target or package not built, a parameter or local): "
-            f"{sites}{more}. Check each (unprovenSites); the plan cannot prove them.",
+    warned: list[tuple[WarningCode, str]] = []
+    if code:
+        sites = ", ".join(f"{m.path}:{m.line}:{m.column}" for m in code[:10])
+        more = f" and {len(code) - 10} more" if len(code) > 10 else ""
+        apart = (
+            f" {len(labels)} label(s) of other declarations are listed apart (kind label)." if labels else ""
         )
-    ]
+        hidden = (
+            f" {not_visible} more in modules that cannot see the renamed symbol are not listed."
+            if not_visible
+            else ""
+        )
+        warned.append(
+            (
+                WarningCode.UNPROVEN_OCCURRENCES,
+                f"{len(code)} written occurrence(s) of {name} in code are not in the plan and the "
+                "index cannot tell what they refer to (a #if branch not compiled here, a type declared in "
+                "a function body, a target or package not built, a parameter or local): "
+                f"{sites}{more}. Check each (unprovenSites, kind code); the plan cannot prove them.{apart}{hidden}",
+            )
+        )
     if local:
         where = ", ".join(f"{m.path}:{m.line} ({m.text})" for m in local[:10])
         warned.append(
