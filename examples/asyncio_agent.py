@@ -46,10 +46,13 @@ async def main(project: str, name: str) -> int:
         show_sites("overrides", overrides.result())
         print(f"tests to run: {radius.result().swift_test_command or 'none found'}")
 
+        # An agent without the hooks tells the engine what it edited. The file is unchanged
+        # here, so the answer stays complete: an edit counts while the file is newer than its
+        # index (and then it is re-indexed on its own).
         await engine.record_edit(match.definition.path)
         after = await engine.find_definition(usr, project_path=project)
         print(
-            f"after the edit: completeness={after.freshness.completeness}, "
+            f"after recording an edit of an unchanged file: completeness={after.freshness.completeness}, "
             f"session-edited={list(after.freshness.session_edited_files)}"
         )
     return 0

@@ -39,7 +39,7 @@ def test_the_asyncio_agent_prepares_a_change(canary_store: Path) -> None:
         assert f"{canary_path(site['path'])}:{site['line']}:{site['column']} " in out
     assert "overrides: 0\n" in out
     assert re.search(r"tests to run: swift test --filter '.*CanaryCoreTests\\\.UserServiceTests", out)
-    assert "after the edit: completeness=stale, session-edited=[" in out
+    assert "after recording an edit of an unchanged file: completeness=complete, session-edited=[]" in out
     assert result.stderr == ""
 
 
