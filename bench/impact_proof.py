@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 _XCTEST_FAILED = re.compile(r"Test Case '(?:[\w.]+\.)?(\w+)\.(\w+)' failed")
-_TESTING_FAILED = re.compile(r"✘ Test (\w+)\(.*?\) failed")
+_TESTING_FAILED = re.compile(r"✘ Test (\w+)\([^)]*\)(?: with \d+ test cases?)? failed")
 _BUILD_TIMEOUT_S = 1800
 
 
@@ -49,8 +49,14 @@ class Outcome:
     baseline: frozenset[str]
     failing: frozenset[str]
     covering: frozenset[str]
+    via: dict[str, str]
+    """Each covering test's `reachedVia`."""
+    command_length: int
+    """Characters of the answer's `swiftTestCommand`."""
     filtered_failing: frozenset[str]
     changed: tuple[str, ...]
+    executables: tuple[str, ...]
+    """Executables the change reaches (`selection.executables`): top-level code changes no symbol."""
     answer_ms: float
     git_ms: float
     suite: frozenset[str]
@@ -79,30 +85,36 @@ class Outcome:
             "kind": self.mutation.kind,
             "failing": sorted(self.failing),
             "covering": len(self.covering),
+            "reachedVia": {
+                how: sum(1 for v in self.via.values() if v == how) for how in sorted(set(self.via.values()))
+            },
+            "commandLength": self.command_length,
             "missed": sorted(self.failing - self.covering),
             "recall": None if self.recall is None else round(self.recall, 3),
             "precision": None if self.precision is None else round(self.precision, 3),
             "filteredRunFails": sorted(self.filtered_failing),
             "changedSymbols": list(self.changed),
+            "executables": list(self.executables),
             "answerMs": round(self.answer_ms, 1),
             "gitMs": round(self.git_ms, 1),
         }
 
 
-def test_id(filter_text: str, kind: str) -> str:
-    """A covering test's filter (`Module.Class/method`, `Module.Suite/func`, `Module.func`) as
-    the test run names a failure: `Class/method` for XCTest, the function for Swift Testing."""
-    name = filter_text.split(".", 1)[1] if "." in filter_text else filter_text
+def test_id(listed: str, kind: str) -> str:
+    """A test as `swift test list` names it (`Module.Class/method`, `Module.Suite/func()`,
+    `Module.func(x:)`) as the test run names a failure: `Class/method` for XCTest, the
+    function's base name for Swift Testing."""
+    name = listed.split(".", 1)[1] if "." in listed else listed
     if kind == "xctest":
         return name
-    return name.rsplit("/", 1)[-1]
+    return name.rsplit("/", 1)[-1].split("(")[0]
 
 
 def suite_tests(root: Path) -> frozenset[str]:
     """Every test `swift test list` names (`Module.Class/method`, `Module.Suite/func()`,
     `Module.func()`), as failing_tests names them."""
     listed = _run(["swift", "test", "list", "--skip-build"], root).stdout.split()
-    return frozenset(test_id(t.split("(")[0], "testing" if t.endswith(")") else "xctest") for t in listed)
+    return frozenset(test_id(t, "testing" if t.endswith(")") else "xctest") for t in listed)
 
 
 def failing_tests(output: str) -> frozenset[str]:
@@ -168,7 +180,8 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
                 answer = await engine.change_impact(project_path=str(root))
                 answer_ms = (time.perf_counter() - started) * 1000
                 payload = answer.to_json()
-                covering = frozenset(test_id(t["filter"], t["kind"]) for t in payload["coveringTests"])
+                via = {test_id(t["id"], t["kind"]): t["reachedVia"] for t in payload["coveringTests"]}
+                covering = frozenset(via)
                 command = payload["swiftTestCommand"]
                 filtered: frozenset[str] = frozenset()
                 if command is not None:
@@ -180,8 +193,11 @@ async def measure(root: Path, mutations: Sequence[Mutation]) -> list[Outcome]:
                         baseline,
                         failing_tests(output) - baseline,
                         covering,
+                        via,
+                        len(command or ""),
                         filtered - baseline,
                         tuple(f"{c['name']}:{c['change']}" for c in payload["changedSymbols"]),
+                        tuple(payload["selection"]["executables"]),
                         answer_ms,
                         payload["gitMs"],
                         suite,

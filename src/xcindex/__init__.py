@@ -36,11 +36,11 @@ if TYPE_CHECKING:
     from xcindex.tools.find_symbol import SymbolMatch as SymbolMatch
     from xcindex.tools.graph.blast_radius import BlastRadiusAnswer as BlastRadiusAnswer
     from xcindex.tools.graph.blast_radius import BlastRadiusArgs as BlastRadiusArgs
-    from xcindex.tools.graph.blast_radius import TestTarget as TestTarget
     from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer as CallHierarchyAnswer
     from xcindex.tools.graph.call_hierarchy import CallHierarchyArgs as CallHierarchyArgs
     from xcindex.tools.graph.change_impact import ChangeImpactAnswer as ChangeImpactAnswer
     from xcindex.tools.graph.change_impact import ChangeImpactArgs as ChangeImpactArgs
+    from xcindex.tools.graph.selection import TestTarget as TestTarget
     from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer as TypeHierarchyAnswer
     from xcindex.tools.graph.type_hierarchy import TypeHierarchyArgs as TypeHierarchyArgs
     from xcindex.tools.references import DefinitionAnswer as DefinitionAnswer

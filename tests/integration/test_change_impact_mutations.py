@@ -1,7 +1,11 @@
-"""change_impact measured for real on the fixture: fifteen mutations (bodies, signatures, an
-added and a removed declaration, a `==` only XCTest calls, one of three cases on a line, a
-library witness of a protocol only the test target declares and adopts: the index says so
-implicitly, at the conformance), each rebuilt and run with the full `swift test`.
+"""change_impact measured for real on the fixture: twenty-two mutations (bodies, signatures, an
+added and a removed declaration, one of three cases on a line, a library witness of a
+protocol only the test target declares and adopts: the index says so implicitly, at the
+conformance; witnesses only library code calls: `==`, `hash(into:)`, `<`, `encode(to:)` in a
+file nothing mentions; a witness reached
+only through a static requirement, `T.scale(_:)`; a helper of a test class; an executable
+run by name, in a function of it and in its top-level code), each rebuilt and run with the
+full `swift test`.
 
 Each mutation carries, written down beside it, the tests it breaks and the tests
 change_impact must select (its covering tests). Both were derived by reading the fixture's
@@ -27,11 +31,15 @@ from tests.scoring import measured
 
 pytestmark = [pytest.mark.toolchain]
 
-PRECISION_FLOOR = 0.96
-"""Measured 25 of 26 selected tests failing (0.962): only `testTicketsWithOneTitleAreEqual`
-is selected without failing (it uses `.low` and `.high` of the changed line, and `==`
-ignores the priority). Selecting the whole suite (28 tests) would score 25 / 392 = 0.064.
-Raise the floor when precision improves."""
+PRECISION_FLOOR = 0.75
+"""Derived (and measured) 36 of 45 selected tests failing (0.80). Selected without failing,
+each written down beside its case: the tests of `Priority`'s cases besides the one asserting
+`high`'s raw value (four); the test handing a Square to a helper that can run Circle's
+`area()` through `Shape`; for `Ticket.==`, a test holding a Ticket whose XCTAssertEqual
+compares strings; for `Priority.<`, the two tests that hold a Priority and call Comparable's
+library entries (`XCTAssertGreaterThan`, `..<`) on other values; the second test running
+canary-calc. (Which values a generic library call is handed is not in the index.) Selecting
+the whole suite would score 0.036 (measured)."""
 
 
 @dataclass(frozen=True)
@@ -41,20 +49,30 @@ class Case:
     """The tests the mutation breaks (`Class/method` for XCTest, the function for Swift Testing)."""
     selects: frozenset[str]
     """The covering tests change_impact gives: the tests that reach the changed declaration."""
+    via: str | None
+    """How every selected test is reached (`reachedVia`), when it is one way for all."""
 
 
 def case(
-    name: str, path: str, old: str, new: str, kind: str, *, fails: set[str], selects: set[str] | None = None
+    name: str,
+    path: str,
+    old: str,
+    new: str,
+    kind: str,
+    *,
+    fails: set[str],
+    selects: set[str] | None = None,
+    via: str | None = None,
 ) -> Case:
     """A mutation with its expectations; `selects` defaults to exactly the failing tests."""
-    return Case(Mutation(name, path, old, new, kind), frozenset(fails), frozenset(selects or fails))
+    return Case(Mutation(name, path, old, new, kind), frozenset(fails), frozenset(selects or fails), via)
 
 
 CORE = "Sources/CanaryCore"
 CASES = (
     # Rectangle.area() is reached through Shape.area() (totalArea: Rectangle(2, 3) and, in
-    # summary, Square(1)), Polygon.area() (describe: Square(2)) and super.area()
-    # (Square.area, via squareArea).
+    # summary, Square(1); ShapesTests.scaledArea: Square(2)), Polygon.area() (describe:
+    # Square(2)) and super.area() (Square.area, via squareArea).
     case(
         "override body",
         f"{CORE}/Shapes.swift",
@@ -65,17 +83,19 @@ CASES = (
             "ShapesTests/testTotalAreaOfMixedShapes",
             "ShapesTests/testSquareAreaGoesThroughRectangle",
             "ShapesTests/testReportDescribesEachPolygon",
+            "ShapesTests/testScaledSquareArea",
             "summaryNamesParity",
         },
     ),
-    # factorial(_:) is called by testFactorial alone.
+    # factorial(_:) is called by testFactorial and by the parameterised factorialOf(n:expected:)
+    # (every argument of which now fails).
     case(
         "recursive base case",
         f"{CORE}/ShapeMath.swift",
         "        return 1\n",
         "        return 2\n",
         "body",
-        fails={"ShapesTests/testFactorial"},
+        fails={"ShapesTests/testFactorial", "factorialOf"},
     ),
     # isOdd(1) is reached from isOdd(7) (parityOfSeven) and from summary's isEven(4): both
     # now end at `n == 1 ? false`.
@@ -97,7 +117,8 @@ CASES = (
         "body",
         fails={"ShapesTests/testReportDescribesEachPolygon"},
     ),
-    # Circle.area() is reached through Shape.area() only: totalArea and summary, both with a Circle.
+    # Circle.area() is reached through Shape.area() only: totalArea and summary, both with a
+    # Circle, and ShapesTests.scaledArea, which its test hands a Square.
     case(
         "witness body",
         f"{CORE}/Shapes.swift",
@@ -105,6 +126,12 @@ CASES = (
         "4 * radius * radius",
         "body",
         fails={"ShapesTests/testTotalAreaOfMixedShapes", "summaryNamesParity"},
+        selects={
+            "ShapesTests/testTotalAreaOfMixedShapes",
+            "summaryNamesParity",
+            "ShapesTests/testScaledSquareArea",
+        },
+        via="dispatch",
     ),
     # squareArea(side:) is called by testSquareAreaGoesThroughRectangle alone.
     case(
@@ -167,18 +194,28 @@ CASES = (
             "fetchesUserWithTokenAuth",
             "profileFeatureUsesCore",
         },
+        via="directCall",
     ),
-    # Ticket's == is called only by XCTAssertEqual (through Equatable).
+    # Ticket's == is called only by library code: XCTAssertEqual (through Equatable) and the
+    # Set of testTicketsDeduplicateInASet. The three tests holding a Ticket and calling an
+    # Equatable entry; testTicketsEncodeAsTheirTitle's XCTAssertEqual compares strings.
     case(
         "a hand-written == only library code calls",
         f"{CORE}/Ticket.swift",
         "lhs.title == rhs.title",
         "lhs.title != rhs.title",
         "body",
-        fails={"TicketTests/testTicketsWithOneTitleAreEqual"},
+        fails={"TicketTests/testTicketsWithOneTitleAreEqual", "TicketTests/testTicketsDeduplicateInASet"},
+        selects={
+            "TicketTests/testTicketsWithOneTitleAreEqual",
+            "TicketTests/testTicketsDeduplicateInASet",
+            "TicketTests/testTicketsEncodeAsTheirTitle",
+        },
+        via="libraryDispatch",
     ),
-    # The line declares low, normal and high: both tests using Priority's cases are selected;
-    # only the one asserting high's raw value fails (Ticket's == ignores the priority).
+    # The line declares low, normal and high: every test using Priority's cases is selected;
+    # only the one asserting high's raw value fails (Ticket's == and hash ignore the priority,
+    # and high stays the highest).
     case(
         "one of several cases on a line",
         f"{CORE}/Ticket.swift",
@@ -186,7 +223,13 @@ CASES = (
         "normal = 2, high = 4",
         "signature",
         fails={"TicketTests/testHighOutranksNormal"},
-        selects={"TicketTests/testHighOutranksNormal", "TicketTests/testTicketsWithOneTitleAreEqual"},
+        selects={
+            "TicketTests/testHighOutranksNormal",
+            "TicketTests/testTicketsWithOneTitleAreEqual",
+            "TicketTests/testTicketsDeduplicateInASet",
+            "TicketTests/testTicketsEncodeAsTheirTitle",
+            "TicketTests/testPrioritiesSortByRank",
+        },
     ),
     # load(id:) (not load(name:)): directly, and through ProfileFeature.isActive(id:).
     case(
@@ -206,6 +249,90 @@ CASES = (
         "Set(items) != Set(other.items)",
         "body",
         fails={"ImplicitCasesTests/testTheLibraryWitnessServesTheTestProtocol"},
+        via="dispatch",
+    ),
+    # Doubling.scale(_:) is run only by `T.scale` in scaled(_:_:) (a static requirement's call:
+    # no `dynamic`), which testDoublingScales calls. `Self.scale` in `extension Repeating`
+    # cannot run it (Doubling is no Repeating): testTriplingRepeats is not selected.
+    case(
+        "a witness reached only through a static requirement",
+        f"{CORE}/Scaling.swift",
+        "value * 2",
+        "value * 4",
+        "body",
+        fails={"ImplicitCasesTests/testDoublingScales"},
+        via="dispatch",
+    ),
+    # Ticket's hash(into:): a Set hashes; the one test that builds a Set of tickets.
+    case(
+        "a witness of hash(into:) only a Set calls",
+        f"{CORE}/Ticket.swift",
+        "hasher.combine(title)",
+        "hasher.combine(priority)",
+        "body",
+        fails={"TicketTests/testTicketsDeduplicateInASet"},
+        via="libraryDispatch",
+    ),
+    # Ticket's encode(to:), in a file nothing mentions: JSONEncoder.encode (Encodable's
+    # entry) runs it in the one test handing it Tickets.
+    case(
+        "a Codable witness in a file no code mentions",
+        f"{CORE}/Ticket+Codable.swift",
+        "try container.encode(title)",
+        'try container.encode(title + "!")',
+        "body",
+        fails={"TicketTests/testTicketsEncodeAsTheirTitle"},
+        via="libraryDispatch",
+    ),
+    # Priority's <: `sorted()` compares. Holding a Priority (or a Ticket, which holds one) and
+    # calling a Comparable entry: testPrioritiesSortByRank (sorted), testHighOutranksNormal
+    # (XCTAssertGreaterThan, on raw values) and testTicketsDeduplicateInASet (`0..<100`); only
+    # the first fails.
+    case(
+        "a witness of < only sorted() calls",
+        f"{CORE}/Ticket.swift",
+        "lhs.rawValue < rhs.rawValue",
+        "lhs.rawValue > rhs.rawValue",
+        "body",
+        fails={"TicketTests/testPrioritiesSortByRank"},
+        selects={
+            "TicketTests/testPrioritiesSortByRank",
+            "TicketTests/testHighOutranksNormal",
+            "TicketTests/testTicketsDeduplicateInASet",
+        },
+        via="libraryDispatch",
+    ),
+    # A helper of ShapesTests: its one caller, not the class.
+    case(
+        "a method of a type declared in a test file",
+        "Tests/CanaryCoreTests/ShapesTests.swift",
+        "shape.area() * factor",
+        "shape.area() + factor",
+        "body",
+        fails={"ShapesTests/testScaledSquareArea"},
+        via="directCall",
+    ),
+    # canary-calc's evaluate: CalcToolTests runs the tool by name (`"canary-calc add 1 2"`)
+    # in both its tests; only the addition fails.
+    case(
+        "an executable run by name",
+        "Sources/canary-calc/Calc.swift",
+        "return left + right",
+        "return left - right",
+        "body",
+        fails={"CalcToolTests/testAddsTwoNumbers"},
+        selects={"CalcToolTests/testAddsTwoNumbers", "CalcToolTests/testMultipliesTwoNumbers"},
+        via="executableByName",
+    ),
+    # canary-tool's top-level code (in no declaration): the one test naming the tool.
+    case(
+        "top-level code of an executable run by name",
+        "Sources/canary-tool/main.swift",
+        "Limits.defaultLimit)",
+        "Limits.defaultLimit + 1)",
+        "body",
+        fails={"RenameCasesTests/testTheToolPrintsItsGreeting"},
+        via="executableByName",
     ),
 )
 
@@ -234,14 +361,16 @@ def test_each_mutation_breaks_and_selects_the_tests_written_beside_it(tmp_path: 
             wrong.append(f"{name}: failing {sorted(outcome.failing)}, expected {sorted(expected.fails)}")
         if outcome.covering != expected.selects:
             wrong.append(f"{name}: selected {sorted(outcome.covering)}, expected {sorted(expected.selects)}")
+        if expected.via is not None and set(outcome.via.values()) != {expected.via}:
+            wrong.append(f"{name}: reached via {outcome.via}, expected {expected.via} for every test")
         if outcome.recall != 1.0:
             wrong.append(
                 f"{name}: recall {outcome.recall} (missed {sorted(outcome.failing - outcome.covering)})"
             )
         if outcome.filtered_failing != outcome.failing:
             wrong.append(f"{name}: its swiftTestCommand fails {sorted(outcome.filtered_failing)}")
-        if not outcome.changed:
-            wrong.append(f"{name}: no changed symbol")
+        if not outcome.changed and not outcome.executables:
+            wrong.append(f"{name}: no changed symbol, and no executable reached")
     everything = result["precisionSelectingEverything"]
     if everything is None or everything >= PRECISION_FLOOR:
         wrong.append(f"the floor {PRECISION_FLOOR} does not rule out selecting every test ({everything})")

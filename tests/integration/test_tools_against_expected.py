@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import CANARY, canary_source_count, load_expected, loose
+from tests.conftest import CANARY, canary_source_count, load_expected, loose, swift_executable
 from tests.scoring import score
 from xcindex.engine import Engine
 
@@ -201,25 +203,86 @@ async def test_blast_radius_matches_hand_checked_dependents_and_tests(canary_sto
             assert set(answer["coveringTests"]) <= set(answer["affectedFiles"])
             assert str((CANARY / path).resolve()) not in answer["affectedFiles"]
             assert answer["transitiveBounded"] is False
+            # As `swift test` matches them: XCTest `M.C/test`, Swift Testing `M.S/f()/File.swift:…`.
+            ids = [
+                t["id"] + ("/File.swift:1:1" if t["kind"] == "swift-testing" else "")
+                for t in answer["selectedTests"]
+            ]
             for test in answer["testFilters"]:
-                assert test["filter"].startswith("CanaryCoreTests.")
-                assert "$" not in test["filter"]
+                # Anchored at the start: `testFloat` must never run `testFloat80`.
+                assert test["filter"].startswith("^CanaryCoreTests\\."), test
+                assert sum(bool(re.match(test["filter"], i)) for i in ids) == test["tests"], test
+            assert all(any(re.match(t["filter"], i) for t in answer["testFilters"]) for i in ids)
+            assert {t["path"] for t in answer["selectedTests"]} == set(answer["coveringTests"])
 
 
 async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> None:
+    """UserService.swift, read from the fixture: UserServiceTests.setUp() constructs a
+    UserService before each of its 7 tests (the whole class); in FeatureTests.swift,
+    fetchesUserWithTokenAuth calls fetchUser(id:), and three of the suite's four tests
+    construct a UserService (overloadsAndSubscript only reads the repository). The command,
+    run for real, runs exactly those 11 tests."""
     async with Engine() as engine:
         answer = (
             await engine.blast_radius(
                 str(CANARY / "Sources/CanaryCore/UserService.swift"), index_store_path=str(canary_store)
             )
         ).to_json()
-    filters = {(Path(t["path"]).name, t["kind"], t["filter"]) for t in answer["testFilters"]}
+    filters = {(Path(t["path"]).name, t["kind"], t["filter"], t["tests"]) for t in answer["testFilters"]}
     assert filters == {
-        ("UserServiceTests.swift", "xctest", "CanaryCoreTests.UserServiceTests"),
-        ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.FeatureTests"),
-        ("FeatureTests.swift", "swift-testing", "CanaryCoreTests.fetchesUserWithTokenAuth"),
+        ("UserServiceTests.swift", "xctest", r"^CanaryCoreTests\.UserServiceTests/", 7),
+        (
+            "FeatureTests.swift",
+            "swift-testing",
+            r"^CanaryCoreTests\.FeatureTests/featureDelegateOverridesSetUp\(\)/",
+            1,
+        ),
+        (
+            "FeatureTests.swift",
+            "swift-testing",
+            r"^CanaryCoreTests\.FeatureTests/greetersUseOwnOrDefault\(\)/",
+            1,
+        ),
+        (
+            "FeatureTests.swift",
+            "swift-testing",
+            r"^CanaryCoreTests\.FeatureTests/profileFeatureUsesCore\(\)/",
+            1,
+        ),
+        ("FeatureTests.swift", "swift-testing", r"^CanaryCoreTests\.fetchesUserWithTokenAuth\(\)/", 1),
     }
-    assert str(answer["swiftTestCommand"]).startswith("swift test --filter ")
+    assert {t["reachedVia"] for t in answer["selectedTests"]} == {"directCall"}
+    command = str(answer["swiftTestCommand"])
+    assert command.startswith("swift test --filter '")
+    ran = subprocess.run(
+        [swift_executable(), "test", "--skip-build", "--filter", command.split("--filter ", 1)[1].strip("'")],
+        cwd=CANARY,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = ran.stdout + ran.stderr
+    xctest = set(re.findall(r"Test Case '[\w.]*?(\w+)\.(\w+)' passed", output))
+    testing = set(re.findall(r"✔ Test (\w+)\(\) passed", output))
+    assert xctest == {
+        ("UserServiceTests", name)
+        for name in (
+            "testFetchUserReturnsName",
+            "testSubDelegateGreetsOnce",
+            "testRefreshSessionCounts",
+            "testDisplayNameReadAndWrite",
+            "testVectorAddition",
+            "testBoxMapsValue",
+            "testAuditCountCountsConformers",
+        )
+    }, output
+    assert testing == {
+        "featureDelegateOverridesSetUp",
+        "greetersUseOwnOrDefault",
+        "profileFeatureUsesCore",
+        "fetchesUserWithTokenAuth",
+    }, output
 
 
 async def test_status_reports_counts_and_no_stale_files_on_a_fresh_build(canary_store: Path) -> None:

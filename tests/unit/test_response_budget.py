@@ -30,7 +30,16 @@ from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
 from xcindex.tools.common import Freshness
 from xcindex.tools.conformances import Conformance, ConformancesAnswer
 from xcindex.tools.find_symbol import FindSymbolAnswer, SymbolMatch
-from xcindex.tools.graph.blast_radius import BlastRadiusAnswer, TestTarget
+from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
+from xcindex.tools.graph.selection import (
+    ProjectTests,
+    SelectedTest,
+    TestCase,
+    TestSelection,
+    TestType,
+    Via,
+    command_for,
+)
 from xcindex.tools.references import Site, SitesAnswer
 from xcindex.tools.status import StatusAnswer
 from xcindex.tools.wait_for_fresh import FileFreshness, FileState, FreshWaitAnswer
@@ -136,10 +145,23 @@ def test_a_huge_blast_radius_keeps_covering_tests_first_and_the_invariants() -> 
     affected = tuple(sorted(path(i) for i in range(6000)))
     direct = tuple(p for i, p in enumerate(affected) if i % 2 == 0)
     covering = tuple(p for i, p in enumerate(affected) if i % 10 == 5)
-    tests = tuple(
-        TestTarget(p, f"Module{n % 7}Tests", f"SomeTestCase{n}", "xctest") for n, p in enumerate(covering)
+    # Two test methods per covering file, each class with a third test that is not selected:
+    # no class is selected whole, and naming 1,200 tests one by one is far too long.
+    project = ProjectTests()
+    selected: list[SelectedTest] = []
+    for n, p in enumerate(covering):
+        module, name = f"Module{n % 7}Tests", f"SomeTestCase{n}"
+        cases = [
+            TestCase(10_000 * (n + 1) + k, f"testSomething{k}()", p, 10 + k, module, (name,), "xctest")
+            for k in range(3)
+        ]
+        project.cases.update((case.symbol_id, case) for case in cases)
+        project.types[n] = TestType(n, p, module, (name,), "xctest", tuple(c.symbol_id for c in cases))
+        selected += [SelectedTest(case, symbol(case.symbol_id), Via.DIRECT_CALL) for case in cases[:2]]
+    selection = TestSelection(tuple(selected), command_for(project, selected))
+    answer = BlastRadiusAnswer(
+        path(99999), direct, affected, covering, selection, 3, False, stale_verdict(500)
     )
-    answer = BlastRadiusAnswer(path(99999), direct, affected, covering, tests, 3, False, stale_verdict(500))
     text, structured = render_blast_radius(answer, BUDGET), answer.to_json(BUDGET)
     assert_within_budget(text, structured)
     shown = structured["affectedFiles"]
@@ -151,12 +173,15 @@ def test_a_huge_blast_radius_keeps_covering_tests_first_and_the_invariants() -> 
     # Covering tests are what an agent acts on: they come first.
     assert structured["coveringTests"] == list(covering[: len(structured["coveringTests"])])
     assert len(structured["coveringTests"]) == min(len(covering), len(shown))
-    # The command runs every covering test, listed or not: by test module when there are many.
+    # The command runs every covering test, listed or not: by test module when naming each
+    # test, then each class, would be too long; and it says it runs more than the selection.
     command = structured["swiftTestCommand"]
     assert command == answer.swift_test_command
     assert command is not None
-    assert all(f"Module{m}Tests" in command for m in range(7))
-    assert len(command) < 500
+    assert command == "swift test --filter '" + "|".join(f"^Module{m}Tests\\." for m in range(7)) + "'"
+    assert structured["selection"]["commandRunsMore"] is True
+    assert structured["selectedTestCount"] == 2 * len(covering)
+    assert len(structured["selectedTests"]) < structured["selectedTestCount"]
     assert "xcindex blast" in text
     assert "covering tests and direct dependents first" in text
 

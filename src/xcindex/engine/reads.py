@@ -13,7 +13,7 @@ from xcindex.project.git import GitChanges, read_changes
 from xcindex.project.locate import Location
 from xcindex.project.package import PackageDescription, describe_package
 from xcindex.tools.graph.blast_radius import BlastRadiusArgs
-from xcindex.tools.graph.change_impact import ChangeImpactArgs
+from xcindex.tools.graph.change_impact import ChangeImpactArgs, ChangeInputs
 from xcindex.vocabulary import XcindexError
 
 
@@ -22,6 +22,14 @@ def package_description(location: Location, _args: BlastRadiusArgs) -> PackageDe
     if location.workspace_root is None:
         return None
     return describe_package(location.workspace_root, cache_dir() / "swiftpm-describe")
+
+
+def change_inputs(location: Location, args: ChangeImpactArgs) -> ChangeInputs:
+    """git's changes, and SwiftPM's description of the package (its tests' executables)."""
+    changes = git_changes(location, args)
+    root = location.workspace_root
+    package = describe_package(root, cache_dir() / "swiftpm-describe") if root is not None else None
+    return ChangeInputs(changes, package)
 
 
 def git_changes(location: Location, args: ChangeImpactArgs) -> GitChanges:

@@ -369,7 +369,7 @@ CHANGE_IMPACT: ToolDecl[ChangeImpactArgs, ChangeImpactAnswer] = ToolDecl(
     "reaching them, the covering tests and a `swift test --filter` command. " + LOCATION_HELP,
     args=ChangeImpactArgs,
     shape=shapes.ChangeImpactJson,
-    run=IndexQueryWith(reads.git_changes, query_change_impact),
+    run=IndexQueryWith(reads.change_inputs, query_change_impact),
     text=agent.change_impact,
     show=terminal_graph.change_impact,
     cli=CliSpec(

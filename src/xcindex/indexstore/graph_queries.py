@@ -26,6 +26,8 @@ _CONTAINED_BY = int(Role.REL_CONTAINEDBY)
 _OVERRIDE_OF = int(Role.REL_OVERRIDEOF)
 _EXTENDED_BY = int(Role.REL_EXTENDEDBY)
 _CHILD_OF = int(Role.REL_CHILDOF)
+_BASE_OF = int(Role.REL_BASEOF)
+_RECEIVED_BY = int(Role.REL_RECEIVEDBY)
 _USE = int(Role.REFERENCE | Role.CALL)
 _CHUNK = 500
 POSITION_LINE_SHIFT = 21
@@ -38,7 +40,15 @@ _CALLER_RELATION = (
     f" THEN {_CALLED_BY} ELSE {_CONTAINED_BY} END)) != 0"
 )
 _LIVE = " JOIN unit_records ur ON ur.record_id = o.record_id JOIN units u ON u.id = ur.unit_id AND u.live = 1"
-_CALL_COLUMNS = "rel.symbol_id, o.symbol_id, o.id, o.roles, ur.file_id, o.line, o.col, u.module, u.mtime_ns"
+_RECEIVER = (
+    f"COALESCE((SELECT rr.symbol_id FROM relations rr WHERE rr.occurrence_id = o.id AND (rr.roles & {_RECEIVED_BY}) != 0"
+    " ORDER BY rr.symbol_id LIMIT 1), 0)"
+)
+"""The type a call is made on, when the index says (`receivedBy`: a class or an existential
+receiver; none on a generic parameter, `Self` or a metatype): 0 when it does not."""
+_CALL_COLUMNS = (
+    f"rel.symbol_id, o.symbol_id, o.id, o.roles, ur.file_id, o.line, o.col, u.module, u.mtime_ns, {_RECEIVER}"
+)
 _EXPLICIT_CALL = f"(o.roles & {_CALL}) != 0 AND (o.roles & {_IMPLICIT}) = 0"
 """Explicit calls: this also leaves out every call a macro expansion makes (Swift Testing's
 `$s…` helpers), whose occurrences are implicit."""
@@ -58,6 +68,8 @@ class CallRow(NamedTuple):
     column: int
     module: str
     unit_mtime_ns: int
+    receiver_id: int
+    """The `receivedBy` type, 0 when the index names none."""
 
 
 def written_occurrences(db: Database, symbol_ids: Iterable[int]) -> dict[int, list[OccurrenceRow]]:
@@ -90,18 +102,15 @@ class CallPlaces:
     positions: list[int]
 
 
-def call_places_of(db: Database, symbol_id: int, dynamic_via: Sequence[int] = ()) -> CallPlaces:
-    """Every explicit call of the symbol, and every *dynamic* call of the `dynamic_via`
-    symbols (what it overrides or witnesses), with the calling symbol: one query, one row."""
-    wanted = [symbol_id, *dynamic_via]
-    marks = ",".join("?" * len(wanted))
+def call_places_of(db: Database, symbol_id: int) -> CallPlaces:
+    """Every explicit call of the symbol, with the calling symbol: one query, one row."""
     row = db._conn.execute(
         "SELECT group_concat(rel.symbol_id || ' ' || o.id || ' ' || ur.file_id || ' ' || "
         f"((o.line << {POSITION_LINE_SHIFT}) | o.col), ' ') FROM occurrences o "
         + _CALLER_RELATION
         + _LIVE
-        + f" WHERE o.symbol_id IN ({marks}) AND {_EXPLICIT_CALL} AND (o.symbol_id = ? OR (o.roles & ?) != 0)",
-        [*wanted, symbol_id, _DYNAMIC],
+        + f" WHERE o.symbol_id = ? AND {_EXPLICIT_CALL}",
+        (symbol_id,),
     ).fetchone()
     values = list(map(int, row[0].split())) if row and row[0] else []
     return CallPlaces(values[0::4], values[1::4], values[2::4], values[3::4])
@@ -117,6 +126,23 @@ def calls_at(db: Database, occurrence_ids: Iterable[int]) -> list[CallRow]:
             + _CALLER_RELATION
             + _LIVE
             + f" WHERE o.id IN ({marks})",
+            chunk,
+        )
+        found += [CallRow(*row) for row in rows]
+    return found
+
+
+def calls_of(db: Database, callee_ids: Iterable[int]) -> list[CallRow]:
+    """Every explicit call of these symbols, in full (for the dispatch calls of a few bases:
+    a hub's own calls are read with call_places_of)."""
+    found: list[CallRow] = []
+    for chunk in _chunks(sorted(set(callee_ids))):
+        marks = ",".join("?" * len(chunk))
+        rows = db._conn.execute(
+            f"SELECT DISTINCT {_CALL_COLUMNS} FROM occurrences o "
+            + _CALLER_RELATION
+            + _LIVE
+            + f" WHERE o.symbol_id IN ({marks}) AND {_EXPLICIT_CALL}",
             chunk,
         )
         found += [CallRow(*row) for row in rows]
@@ -271,3 +297,72 @@ def members_of(db: Database, type_id: int) -> list[OccurrenceRow]:
         (type_id,),
     )
     return [OccurrenceRow(*row) for row in rows]
+
+
+def extensions_of(db: Database, type_ids: Iterable[int]) -> dict[int, set[int]]:
+    """type → the extensions of it (the type's mention in an extension's header carries
+    extendedBy; an extension of a typealias names the type it stands for implicitly)."""
+    found: dict[int, set[int]] = {}
+    for chunk in _chunks(sorted(set(type_ids))):
+        marks = ",".join("?" * len(chunk))
+        for type_id, extension in db._conn.execute(
+            "SELECT DISTINCT o.symbol_id, rel.symbol_id FROM occurrences o"
+            f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {_EXTENDED_BY}) != 0"
+            + _LIVE
+            + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_EXTENDED_BY}) != 0",
+            chunk,
+        ):
+            found.setdefault(int(type_id), set()).add(int(extension))
+    return found
+
+
+def direct_supertypes(db: Database, declaring_ids: Iterable[int]) -> dict[int, set[int]]:
+    """type or extension → what its inheritance clause names (superclass, protocols), as the
+    index states it (model.states_relations: a composition typealias's protocols count)."""
+    found: dict[int, set[int]] = {}
+    for chunk in _chunks(sorted(set(declaring_ids))):
+        marks = ",".join("?" * len(chunk))
+        for declaring, supertype in db._conn.execute(
+            "SELECT DISTINCT rel.symbol_id, o.symbol_id FROM relations rel"
+            " JOIN occurrences o ON o.id = rel.occurrence_id"
+            + _LIVE
+            + f" WHERE rel.symbol_id IN ({marks}) AND (rel.roles & {_BASE_OF}) != 0"
+            + by_symbol_clause(_BASE_OF)
+            + f" AND {STATED_RELATIONS}",
+            chunk,
+        ):
+            found.setdefault(int(declaring), set()).add(int(supertype))
+    return found
+
+
+def external_callees(db: Database) -> dict[int, str]:
+    """Symbol id → USR of every symbol the project calls that the index has no declaration
+    of (the standard library's, an SDK's, a dependency's): where library code runs."""
+    return dict(
+        db._conn.execute(
+            "SELECT s.id, s.usr FROM symbols s WHERE EXISTS (SELECT 1 FROM occurrences o"
+            f" WHERE o.symbol_id = s.id AND (o.roles & {_CALL}) != 0) AND NOT EXISTS (SELECT 1 FROM occurrences o"
+            f" WHERE o.symbol_id = s.id AND (o.roles & {_WRITTEN}) != 0)"
+        )
+    )
+
+
+def mentions_in(db: Database, symbol_ids: Iterable[int]) -> list[tuple[int, int, str, int]]:
+    """The written uses of these symbols with the symbol whose code holds each (calledBy,
+    else containedBy): (used symbol, holder, path, line)."""
+    found: list[tuple[int, int, str, int]] = []
+    for chunk in _chunks(sorted(set(symbol_ids))):
+        marks = ",".join("?" * len(chunk))
+        found += [
+            (int(used), int(holder), str(path), int(line))
+            for used, holder, path, line in db._conn.execute(
+                "SELECT DISTINCT o.symbol_id, rel.symbol_id, f.path, o.line FROM occurrences o "
+                + _CALLER_RELATION
+                + _LIVE
+                + " JOIN files f ON f.id = ur.file_id"
+                + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_USE}) != 0 AND (o.roles & {_WRITTEN}) = 0"
+                f" AND (o.roles & {_IMPLICIT}) = 0",
+                chunk,
+            )
+        ]
+    return found

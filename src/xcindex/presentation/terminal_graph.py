@@ -125,10 +125,15 @@ def change_impact(answer: ChangeImpactAnswer, output: Output, ctx: Context) -> i
     output.line()
     output.line(f"{plural(len(answer.tests), 'covering test')}")
     for test in answer.tests:
-        output.line(f"  {test.target.filter}  {output.style.dim(f'{output.path(test.path)}:{test.line}')}")
+        where = f"{output.path(test.case.path)}:{test.case.line}"
+        output.line(f"  {test.case.id}  {output.style.dim(test.via.label)}  {output.style.dim(where)}")
     if answer.swift_test_command:
         output.line()
         output.line(answer.swift_test_command)
+    likely = answer.selection.likely
+    if likely is not None and likely.text:
+        output.line(output.style.dim("the likely few (reached by a direct call):"))
+        output.line(likely.text)
     output.note("note: declaration extents are approximate (from the source text, not the compiler)")
     print_freshness(output, answer.freshness)
     return EXIT_OK

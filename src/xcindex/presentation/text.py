@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from xcindex.indexstore.model import kind_name
 from xcindex.tools.budget import RESPONSE_BUDGET_TOKENS
@@ -12,6 +13,7 @@ from xcindex.tools.find_symbol import FindSymbolAnswer
 from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
 from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
 from xcindex.tools.graph.change_impact import RANGE_METHOD, ChangeImpactAnswer
+from xcindex.tools.graph.selection import SelectedTest, TestSelection
 from xcindex.tools.graph.type_hierarchy import MAX_LOCAL_SUBTYPES, TypeHierarchyAnswer
 from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
 from xcindex.tools.rename.plan import RenamePlan
@@ -336,10 +338,7 @@ def render_change_impact(answer: ChangeImpactAnswer, budget: int | None = None) 
             lines.append(f"  (showing {shown}; xcindex impact --json lists them all)")
         lines.append(f"{len(answer.dependent_files)} dependent file(s) (code that reaches the changes):")
         lines.extend(f"  {p}" for p in answer.dependent_files)
-        lines.append(f"{len(answer.tests)} covering test(s):")
-        lines.extend(f"  {t.target.filter} at {t.path}:{t.line}" for t in answer.tests)
-        if answer.swift_test_command:
-            lines.append(f"Run them: {answer.swift_test_command}")
+        lines.extend(selection_lines(answer.selection, answer.shown_tests(budget)))
         lines.append(f"(Declaration extents are approximate: {RANGE_METHOD}.)")
     lines.extend(answer.freshness.notes(budget))
     return "\n".join(lines)
@@ -436,6 +435,38 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     return "\n".join(lines)
 
 
+_VIA_WORDS = {
+    "directCall": "by a direct call",
+    "dispatch": "through dispatch (an override or witness of what they call)",
+    "libraryDispatch": "through library dispatch, on a value of the changed type they hold",
+    "executableByName": "running an executable the change reaches, by name",
+}
+
+
+def selection_lines(selection: TestSelection, shown: Sequence[SelectedTest]) -> list[str]:
+    """The covering tests (those shown), how they were reached, and the commands."""
+    counts = selection.counts()
+    if not selection.tests:
+        return ["0 covering tests."]
+    how = "; ".join(f"{count} {_VIA_WORDS[via]}" for via, count in counts.items())
+    lines = [f"{len(selection.tests)} covering test(s): {how}."]
+    lines.extend(f"  {t.case.id} [{t.via.label}] at {t.case.path}:{t.case.line}" for t in shown)
+    if len(shown) < len(selection.tests):
+        lines.append(f"  (listing {len(shown)} of {len(selection.tests)}; the command runs them all)")
+    if selection.executables:
+        lines.append(f"The change reaches the executable(s) {', '.join(selection.executables)}.")
+    if selection.command.text:
+        more = (
+            " (it names whole classes or modules: the list of tests is too long)"
+            if selection.command.runs_more
+            else ""
+        )
+        lines.append(f"Run them{more}: {selection.command.text}")
+    if selection.likely is not None and selection.likely.text:
+        lines.append(f"The likely few (reached by a direct call): {selection.likely.text}")
+    return lines
+
+
 def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) -> str:
     view = answer.shown(budget)
     lines = [
@@ -452,14 +483,11 @@ def render_blast_radius(answer: BlastRadiusAnswer, budget: int | None = None) ->
     if answer.bounded:
         lines.append(f"(stopped after {answer.depth} hops: the radius may be larger)")
     if view.covering_tests:
-        lines.append("Covering tests:")
+        lines.append("Test files covering it:")
         lines.extend(f"  {p}" for p in view.covering_tests)
-    if answer.via_executable:
-        lines.append(f"Tests that run {', '.join(answer.via_executable)} cover it too.")
     if answer.whole_suite:
         lines.append("The covering tests are the whole test suite: run `swift test`.")
-    if answer.swift_test_command:
-        lines.append(f"Run them: {answer.swift_test_command}")
+    lines.extend(selection_lines(answer.selection, view.selected))
     if len(view.affected_files) < len(answer.affected_files):
         lines.append(
             f"(listing {len(view.affected_files)} of {len(answer.affected_files)} files, covering tests and "

@@ -41,6 +41,8 @@ class PackageTarget:
 class PackageDescription:
     root: str
     targets: tuple[PackageTarget, ...]
+    executable_products: tuple[tuple[str, str], ...] = ()
+    """(product, its executable target) for each executable product SwiftPM describes."""
 
     @cached_property
     def _by_source(self) -> dict[str, PackageTarget]:
@@ -56,6 +58,11 @@ class PackageDescription:
     def is_test_file(self, path: str) -> bool:
         owner = self.target_of(path)
         return owner is not None and owner.kind == "test"
+
+    def executable_names(self, target: str) -> set[str]:
+        """The names an executable target is built under: its own (SwiftPM makes a product of
+        every executable target) and each executable product's made of it."""
+        return {target} | {product for product, made_of in self.executable_products if made_of == target}
 
     def dependents(self, name: str) -> set[str]:
         """Targets that depend on `name`, transitively."""
@@ -84,7 +91,12 @@ def parse_description(root: Path, text: str) -> PackageDescription:
                 dependencies=tuple(str(d) for d in target.get("target_dependencies") or ()),
             )
         )
-    return PackageDescription(os.path.realpath(root), tuple(targets))
+    executables = tuple(
+        (str(product["name"]), str(product["targets"][0]))
+        for product in data.get("products", [])
+        if "executable" in (product.get("type") or {}) and product.get("targets")
+    )
+    return PackageDescription(os.path.realpath(root), tuple(targets), executables)
 
 
 _cache: dict[str, tuple[int, PackageDescription | None]] = {}

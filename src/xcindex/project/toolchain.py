@@ -150,6 +150,14 @@ def find_swift(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(found) if found else None
 
 
+def find_swift_demangle(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The toolchain's `swift-demangle`, beside its `swift` (None without one): what reads a
+    library function's generic signature out of the USR the index records for it."""
+    swift = find_swift(environ)
+    candidate = swift.resolve().parent / "swift-demangle" if swift is not None else None
+    return candidate if candidate is not None and _is_executable_file(candidate) else None
+
+
 def find_library(environ: Mapping[str, str] | None = None) -> Path:
     """The libIndexStore to load: `XCINDEX_LIBINDEXSTORE`, else the first toolchain that has one."""
     env = _env(environ)

@@ -24,6 +24,8 @@ def _one_of(*values: str) -> object:
 CompletenessText = Annotated[str, _one_of(*Completeness)]
 TierText = Annotated[str, _one_of(*Tier)]
 FileStateText = Annotated[str, _one_of("fresh", "stale", "not_indexed", "missing", "unknown")]
+ReachedViaText = Annotated[str, _one_of("directCall", "dispatch", "libraryDispatch", "executableByName")]
+"""How a test was reached from the change (docs/tools.md, "Reach"), surest first."""
 
 
 class WarningJson(TypedDict):
@@ -132,19 +134,59 @@ class TestFilterJson(TypedDict):
     path: str
     kind: str
     filter: str
+    """An anchored `swift test --filter` pattern (a test, a whole class or suite, a module)."""
+    id: str
+    """What it selects as `swift test list` names it: `Module.Class/testMethod`,
+    `Module.Suite/function()`, `Module.Class` (all its tests), `Module`."""
+    tests: int
+    """How many of the selected tests it runs."""
+    reachedVia: list[ReachedViaText]
+    """How its tests were reached, surest first."""
+
+
+class SelectedTestJson(TypedDict):
+    """A covering test: one test the change can reach, at the level the runner accepts."""
+
+    usr: str
+    name: str
+    id: str
+    """As `swift test list` prints it."""
+    path: str
+    line: int
+    kind: str
+    filter: str
+    """The anchored pattern that runs exactly it."""
+    reachedVia: ReachedViaText
+
+
+class TestSelectionJson(TypedDict):
+    """How a selection was made: tests per way they were reached, and the commands."""
+
+    reachedVia: dict[str, int]
+    """Tests per way they were reached (`directCall` the surest)."""
+    likelyTestCommand: str | None
+    """Runs the tests reached by a direct call only (None when that is all of them, or none)."""
+    commandRunsMore: bool
+    """`swiftTestCommand` names whole classes or modules some of whose tests are not
+    selected (the exact list would be too long)."""
+    executables: list[str]
+    """Executables the change reaches, which the tests reached `executableByName` run."""
 
 
 class BlastRadiusJson(VerdictJson):
     affectedFiles: list[str]
     directDependents: list[str]
     coveringTests: list[str]
+    selectedTests: list[SelectedTestJson]
     testFilters: list[TestFilterJson]
     swiftTestCommand: str | None
+    selection: TestSelectionJson
     transitiveDepth: int
     transitiveBounded: bool
     affectedFileCount: int
     directDependentCount: int
     coveringTestCount: int
+    selectedTestCount: int
     truncated: bool
     coversWholeSuite: bool
     viaExecutables: list[str]
@@ -390,15 +432,6 @@ class ChangedSymbolJson(TypedDict):
     matchedBy: Annotated[str, _one_of("definition", "name")]
 
 
-class CoveringTestJson(TypedDict):
-    usr: str
-    name: str
-    path: str
-    line: int
-    kind: str
-    filter: str
-
-
 class ChangeImpactJson(VerdictJson):
     base: str
     changedFiles: list[str]
@@ -406,9 +439,11 @@ class ChangeImpactJson(VerdictJson):
     references: list[OccurrenceJson]
     referenceCount: int
     dependentFiles: list[str]
-    coveringTests: list[CoveringTestJson]
+    coveringTests: list[SelectedTestJson]
+    coveringTestCount: int
     testFilters: list[TestFilterJson]
     swiftTestCommand: str | None
+    selection: TestSelectionJson
     rangesApproximate: bool
     rangeMethod: str
     gitMs: float

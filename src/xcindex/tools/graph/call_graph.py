@@ -1,14 +1,15 @@
-"""The call graph the index records, with dynamic dispatch: shared by call_hierarchy and
-change_impact.
+"""The call graph the index records, with dispatch: shared by call_hierarchy, change_impact
+and blast_radius.
 
 A call site is an occurrence with the `call` role whose `calledBy` relation names the
-calling function (or accessor). A call resolves to one symbol, but a *dynamic* call to a
-base class method or a protocol requirement can run any override or witness of it. So the
-callers of a method are those that call it, plus those that call something it overrides
-or witnesses with a dynamic call; and the callees of a function are what its calls name,
-plus, for each dynamic call, every override and witness dispatch can reach (`via
-dispatch`). A `super.m()` call is static (no `dynamic` role), so it reaches only the method
-it names.
+calling function (or accessor). A call resolves to one symbol, but a dispatch point (a call
+of a protocol requirement, or a dynamic call of a class's method: tools/graph/dispatch.py)
+can run any override or witness of it whose type the receiver can be. So the callers of a
+method are those that call it, plus those that call something it overrides or witnesses at
+a dispatch point that can run it; and the callees of a function are what its calls name,
+plus, for each dispatch point, every override and witness it can run (`via dispatch`). A
+`super.m()` call is static, so it reaches only the method it names; so is a call of a
+member of an extension (a protocol extension's methods included).
 
 Calls are grouped by the other symbol (the caller, or the callee) and the groups ordered
 by their first site (path, line, column). A hub function can have tens of thousands of
@@ -23,10 +24,12 @@ from dataclasses import dataclass
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.graph_queries import (
+    POSITION_LINE_SHIFT,
     CallRow,
     call_places_of,
     calls_at,
     calls_from,
+    calls_of,
     file_paths,
     overridden,
     overriding,
@@ -35,11 +38,12 @@ from xcindex.indexstore.graph_queries import (
 from xcindex.indexstore.model import Role, is_generated_name, kind_name
 from xcindex.swift.source import source_line
 from xcindex.tools.common import canonical_occurrence
+from xcindex.tools.graph.dispatch import Dispatch, dispatches
+from xcindex.tools.graph.library import holding
 from xcindex.tools.resolve import resolve
 from xcindex.tools.shapes import SymbolSiteJson
 from xcindex.vocabulary import XcindexError
 
-_DYNAMIC = int(Role.DYNAMIC)
 _CHILD_OF = int(Role.REL_CHILDOF)
 _PROPERTY_KINDS = frozenset({13, 19, 20, 21})
 """variable, instanceProperty, classProperty, staticProperty."""
@@ -228,10 +232,51 @@ def _closure(
     return found
 
 
-def incoming_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: int | None = None) -> CallPage:
-    """Calls that can run `symbol`, grouped by calling symbol: its own calls, and dynamic
-    calls of what it overrides or witnesses (marked dynamic, resolved to the base they name)."""
-    places = call_places_of(db, symbol.id, overridden_bases(db, symbol.id))
+def dispatch_calls_running(
+    db: Database, dispatch: Dispatch, implementation: int, bases: list[int]
+) -> list[CallRow]:
+    """The calls of these bases (what `implementation` overrides or witnesses) that are
+    dispatch points able to run it: the receiver can be its type, and, for a base declared
+    outside the index (`Equatable.==`), the caller holds a value of its type (library
+    dispatch narrowed by type, tools/graph/library.py)."""
+    if not bases:
+        return []
+    rows = calls_of(db, bases)
+    usrs = {sid: symbol.usr for sid, symbol in db.symbols_by_ids(bases).items()}
+    owners = dispatch.owners([implementation, *bases])
+    candidates = [
+        row for row in rows if dispatches(owners.get(row.callee_id), row.roles, usrs.get(row.callee_id, ""))
+    ]
+    defined = set(written_occurrences(db, bases))
+    owner = owners[implementation]
+    if any(row.callee_id not in defined for row in candidates):
+        holders = holding(db, dispatch, implementation)
+        candidates = [row for row in candidates if row.callee_id in defined or row.caller_id in holders]
+    receivers = dispatch.receivers(candidates)
+    return [row for row in candidates if dispatch.can_run(owner, receivers[row.occurrence_id])]
+
+
+def incoming_calls(
+    db: Database,
+    symbol: SymbolRow,
+    *,
+    offset: int = 0,
+    limit: int | None = None,
+    dispatch: Dispatch | None = None,
+) -> CallPage:
+    """Calls that can run `symbol`, grouped by calling symbol: its own calls, and the
+    dispatch points of what it overrides or witnesses that can run it (marked dynamic,
+    resolved to the base they name)."""
+    dispatch = dispatch or Dispatch(db)
+    places = call_places_of(db, symbol.id)
+    seen = set(places.occurrences)
+    for row in dispatch_calls_running(db, dispatch, symbol.id, overridden_bases(db, symbol.id)):
+        if row.occurrence_id not in seen:
+            seen.add(row.occurrence_id)
+            places.callers.append(row.caller_id)
+            places.occurrences.append(row.occurrence_id)
+            places.files.append(row.file_id)
+            places.positions.append(row.line << POSITION_LINE_SHIFT | row.column)
     paths = file_paths(db, set(places.files))
     rank = _path_rank(paths)
     # One integer per call, sorted: where it is (file in path order, line, column), then who
@@ -242,22 +287,26 @@ def incoming_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
             places.callers, places.occurrences, places.files, places.positions, strict=True
         )
     )
-    seen: set[int] = set()
+    seen_callers: set[int] = set()
     ordered: list[int] = []
     for value in packed:
         caller = value >> _ID_BITS & _ID_MASK
-        if caller not in seen:
-            seen.add(caller)
+        if caller not in seen_callers:
+            seen_callers.add(caller)
             ordered.append(caller)
     page = ordered[offset:] if limit is None else ordered[offset : offset + limit]
     on_page = set(page)
-    rows = calls_at(db, (value & _ID_MASK for value in packed if value >> _ID_BITS & _ID_MASK in on_page))
+    wanted = {value & _ID_MASK for value in packed if value >> _ID_BITS & _ID_MASK in on_page}
+    rows = [row for row in calls_at(db, wanted) if row.caller_id in on_page]
     by_caller = _grouped(rows)
+    labels = _Labels(db, dispatch, {row.callee_id for row in rows})
     super_callable = symbol.kind in _SUPER_CALLABLE
     groups = []
     for caller in page:
         found = sorted(by_caller.get(caller, []), key=lambda row: _site_key(row, paths))
-        sites = tuple(_site(row, paths, super_callable and row.callee_id == symbol.id) for row in found)
+        sites = tuple(
+            _site(row, paths, labels, super_callable and row.callee_id == symbol.id) for row in found
+        )
         groups.append(CallGroup(caller, sites, all(s.callee_id != symbol.id for s in sites)))
     return CallPage(tuple(groups), len(ordered))
 
@@ -267,11 +316,19 @@ def _path_rank(paths: dict[int, str]) -> dict[int, int]:
     return {file_id: rank for rank, file_id in enumerate(sorted(paths, key=paths.__getitem__))}
 
 
-def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: int | None = None) -> CallPage:
+def outgoing_calls(
+    db: Database,
+    symbol: SymbolRow,
+    *,
+    offset: int = 0,
+    limit: int | None = None,
+    dispatch: Dispatch | None = None,
+) -> CallPage:
     """The explicit calls written in the symbol's body, grouped by callee as the compiler
-    resolved them; and for each dynamic call, a group for every override and witness of
-    what it names (`via_dispatch`), with the same sites. Callees the index has no
-    definition for are counted, not grouped."""
+    resolved them; and for each dispatch point, a group for every override and witness of
+    what it names that it can run (`via_dispatch`), with the same sites. Callees the index
+    has no definition for are counted, not grouped."""
+    dispatch = dispatch or Dispatch(db)
     rows = calls_from(db, symbol.id)
     paths = file_paths(db, {row.file_id for row in rows})
     callees = db.symbols_by_ids(row.callee_id for row in rows)
@@ -283,12 +340,27 @@ def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
         for callee, found in by_callee.items()
         if callee in defined and not is_generated_name(callees[callee].name)
     }
+    labels = _Labels(db, dispatch, callees)
     reached: dict[int, list[CallRow]] = {}
-    for callee, found in direct.items():
-        dynamic = [row for row in found if row.roles & _DYNAMIC]
-        if dynamic:
-            for implementation in overriding_symbols(db, callee):
-                reached.setdefault(implementation, []).extend(dynamic)
+    for callee, found in by_callee.items():
+        dispatched = [row for row in found if labels.dispatched(row)]
+        if not dispatched or is_generated_name(callees[callee].name):
+            continue
+        candidates = overriding_symbols(db, callee)
+        owners = dispatch.owners(candidates)
+        receivers = dispatch.receivers(dispatched)
+        for implementation in candidates:
+            # A requirement declared outside the index (`Equatable.==`): the library's, whose
+            # call runs a witness only where a value of its type is held.
+            if callee not in defined and symbol.id not in holding(db, dispatch, implementation):
+                continue
+            running = [
+                row
+                for row in dispatched
+                if dispatch.can_run(owners[implementation], receivers[row.occurrence_id])
+            ]
+            if running:
+                reached.setdefault(implementation, []).extend(running)
     # Only implementations written here: an SDK member a conformance makes a witness
     # (`Double./` through `extension Double: Field {}`) has no body to show or to test.
     implementations = {
@@ -304,8 +376,8 @@ def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
         found.sort(key=lambda row: _site_key(row, paths))
 
     def order(entry: tuple[int, list[CallRow], bool]) -> tuple[tuple[str, int, int], bool, str, int, int]:
-        """By the first site; the implementations a dynamic call reaches after what it names,
-        by where they are defined."""
+        """By the first site; the implementations a dispatch point reaches after what it
+        names, by where they are defined."""
         callee, found, via = entry
         where = implementations.get(callee) if via else None
         return (
@@ -320,9 +392,23 @@ def outgoing_calls(db: Database, symbol: SymbolRow, *, offset: int = 0, limit: i
     end = len(entries) if limit is None else offset + limit
     groups = []
     for callee, found, via in entries[offset:end]:
-        sites = tuple(_site(row, paths, callees[row.callee_id].kind in _SUPER_CALLABLE) for row in found)
+        sites = tuple(
+            _site(row, paths, labels, callees[row.callee_id].kind in _SUPER_CALLABLE) for row in found
+        )
         groups.append(CallGroup(callee, sites, via))
     return CallPage(tuple(groups), len(entries), external)
+
+
+class _Labels:
+    """How each call dispatches, from its callee's owner (read once for the callees of a page)."""
+
+    def __init__(self, db: Database, dispatch: Dispatch, callee_ids: Iterable[int]) -> None:
+        wanted = set(callee_ids)
+        self._owners = dispatch.owners(wanted)
+        self._usrs = {sid: symbol.usr for sid, symbol in db.symbols_by_ids(wanted).items()}
+
+    def dispatched(self, row: CallRow) -> bool:
+        return dispatches(self._owners.get(row.callee_id), row.roles, self._usrs.get(row.callee_id, ""))
 
 
 def _grouped(rows: Iterable[CallRow], *, by_callee: bool = False) -> dict[int, list[CallRow]]:
@@ -342,7 +428,7 @@ def _site_key(row: CallRow, paths: dict[int, str]) -> tuple[str, int, int]:
     return (paths.get(row.file_id, ""), row.line, row.column)
 
 
-def _site(row: CallRow, paths: dict[int, str], super_callable: bool) -> CallSite:
+def _site(row: CallRow, paths: dict[int, str], labels: _Labels, super_callable: bool) -> CallSite:
     occ = OccurrenceRow(
         row.occurrence_id,
         row.callee_id,
@@ -353,12 +439,12 @@ def _site(row: CallRow, paths: dict[int, str], super_callable: bool) -> CallSite
         row.module,
         row.unit_mtime_ns,
     )
-    return CallSite(occ, row.caller_id, row.callee_id, _dispatch(occ, super_callable))
+    return CallSite(occ, row.caller_id, row.callee_id, _dispatch(occ, labels.dispatched(row), super_callable))
 
 
-def _dispatch(occ: OccurrenceRow, super_callable: bool) -> str:
-    """A dynamic call is never a super call; a static one of a method may be."""
-    if occ.roles & _DYNAMIC:
+def _dispatch(occ: OccurrenceRow, dispatched: bool, super_callable: bool) -> str:
+    """A dispatch point is never a super call; a static call of a method may be."""
+    if dispatched:
         return "dynamic"
     return "super" if super_callable and _is_super_call(occ) else "static"
 

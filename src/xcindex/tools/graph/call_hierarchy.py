@@ -1,13 +1,16 @@
 """call_hierarchy: who calls a function (incoming), or what it calls (outgoing), a few levels deep.
 
-Incoming counts dynamic dispatch: a dynamic call of a base class method or a protocol
-requirement is listed for every override and witness it can reach (its sites say
-`dynamic` and name the base they resolve to); `super` calls are listed and marked. Each
-level groups the sites by calling function. A caller already on the path (recursion) is
-listed once more with `cycle: true` and not expanded again. Outgoing lists the explicit
-calls in the body as the compiler resolved them, and for a dynamic call also every override
-and witness dispatch can reach (`viaDispatch`, with the same sites); calls of symbols the
-index has no definition for (the standard library, SDKs) are counted, not listed.
+Incoming counts dispatch: a dispatch point (a call of a protocol requirement, static ones
+through `T.`/`Self.` included, or a dynamic call of a class's method) is listed for every
+override and witness it can run, whose type its receiver can be (its sites say `dynamic`
+and name the base they resolve to); `super` calls are listed and marked; a call of a
+protocol extension's method is static. Each level groups the sites by calling function;
+each function is expanded once, at the shallowest level it is met at (breadth first). A
+caller already on the path (recursion) is listed once more with `cycle: true` and not
+expanded again. Outgoing lists the explicit calls in the body as the compiler resolved
+them, and for a dispatch point also every override and witness it can run (`viaDispatch`,
+with the same sites); calls of symbols the index has no definition for (the standard
+library, SDKs) are counted, not listed.
 
 Level-1 groups are paged (`offset`, `nextOffset`): a hub function's thousands of callers
 are counted in full (`callCount`) and only the page shown is built.
@@ -34,6 +37,7 @@ from xcindex.tools.graph.call_graph import (
     symbol_for,
     symbol_sites,
 )
+from xcindex.tools.graph.dispatch import Dispatch
 from xcindex.tools.shapes import CallHierarchyJson, CallJson, CallSiteJson
 
 MAX_DEPTH = 5
@@ -129,41 +133,82 @@ class CallHierarchyAnswer:
 
 
 class _Walk:
+    """Breadth first: every node is expanded at the shallowest level it is met at, so no edge
+    within the depth is lost to a node first met deeper down (a depth-first walk expanded
+    such a node with less depth left, and never again). The groups are then listed in tree
+    order: each group followed by the levels under it, when it is where its node was
+    expanded."""
+
     def __init__(self, db: Database, incoming: bool, depth: int) -> None:
         self.db = db
         self.incoming = incoming
         self.depth = depth
-        self.groups: list[CallGroup] = []
+        self.count = 0
         self.external = 0
         self.truncated = False
-        self.expanded: set[int] = set()
         self._sites: dict[int, SymbolSite] = {}
+        self._dispatch = Dispatch(db)
 
     def prefetch(self, symbol_ids: set[int]) -> None:
         """Symbols, definitions and containers of a level's callers or callees, batched."""
         self._sites.update(symbol_sites(self.db, symbol_ids - set(self._sites)))
 
-    def visit(self, node: SymbolSite, level: int, path: tuple[int, ...], offset: int = 0) -> CallPage:
-        self.expanded.add(node.symbol.id)
-        room = MAX_CALLS - len(self.groups)
+    def run(self, root: SymbolSite, offset: int) -> tuple[list[CallGroup], CallPage]:
         calls = incoming_calls if self.incoming else outgoing_calls
-        page = calls(self.db, node.symbol, offset=offset, limit=PAGE_GROUPS if level == 1 else room + 1)
-        self.external += page.external_calls
-        self.prefetch({g.other_id for g in page.groups} | {s.callee_id for g in page.groups for s in g.sites})
-        for group in page.groups:
-            other = self._sites.get(group.other_id)
-            if other is None or is_generated_name(other.symbol.name):
-                continue
-            if len(self.groups) >= MAX_CALLS:
-                self.truncated = True
-                break
-            cycle = group.other_id in path
-            resolved = tuple((s, self._usr(s.callee_id)) for s in group.sites)
-            caller, callee = (other, node) if self.incoming else (node, other)
-            self.groups.append(CallGroup(level, caller, callee, resolved, cycle, group.via_dispatch))
-            if not cycle and level < self.depth and group.other_id not in self.expanded:
-                self.visit(other, level + 1, (*path, group.other_id))
-        return page
+        under: dict[int, list[CallGroup]] = {}
+        expands: dict[int, int] = {}  # id(group) → the node expanded under it
+        expanded = {root.symbol.id}
+        frontier: list[tuple[SymbolSite, tuple[int, ...]]] = [(root, (root.symbol.id,))]
+        first: CallPage | None = None
+        for level in range(1, self.depth + 1):
+            following: list[tuple[SymbolSite, tuple[int, ...]]] = []
+            for node, path in frontier:
+                room = MAX_CALLS - self.count
+                if room <= 0:
+                    self.truncated = True
+                    break
+                page = calls(
+                    self.db,
+                    node.symbol,
+                    offset=offset if level == 1 else 0,
+                    limit=PAGE_GROUPS if level == 1 else room + 1,
+                    dispatch=self._dispatch,
+                )
+                first = first or page
+                self.external += page.external_calls
+                self.prefetch(
+                    {g.other_id for g in page.groups} | {s.callee_id for g in page.groups for s in g.sites}
+                )
+                listed = under.setdefault(node.symbol.id, [])
+                for group in page.groups:
+                    other = self._sites.get(group.other_id)
+                    if other is None or is_generated_name(other.symbol.name):
+                        continue
+                    if self.count >= MAX_CALLS:
+                        self.truncated = True
+                        break
+                    cycle = group.other_id in path
+                    resolved = tuple((s, self._usr(s.callee_id)) for s in group.sites)
+                    caller, callee = (other, node) if self.incoming else (node, other)
+                    made = CallGroup(level, caller, callee, resolved, cycle, group.via_dispatch)
+                    listed.append(made)
+                    self.count += 1
+                    if not cycle and level < self.depth and group.other_id not in expanded:
+                        expanded.add(group.other_id)
+                        expands[id(made)] = group.other_id
+                        following.append((other, (*path, group.other_id)))
+            frontier = following
+        ordered: list[CallGroup] = []
+
+        def emit(node_id: int) -> None:
+            for group in under.get(node_id, []):
+                ordered.append(group)
+                if id(group) in expands:
+                    emit(expands[id(group)])
+
+        emit(root.symbol.id)
+        assert first is not None
+        return ordered, first
 
     def _usr(self, symbol_id: int) -> str:
         site = self._sites.get(symbol_id)
@@ -186,16 +231,16 @@ def call_hierarchy(
         return CallHierarchyAnswer(query, None, direction, depth, (), 0, 0, False, freshness, offset)
     walk = _Walk(db, direction == "incoming", depth)
     root = symbol_sites(db, [symbol.id])[symbol.id]
-    first = walk.visit(root, 1, (symbol.id,), offset)
-    named = [site.occurrence for g in walk.groups for site, _ in g.sites]
+    groups, first = walk.run(root, offset)
+    named = [site.occurrence for g in groups for site, _ in g.sites]
     named += [root.definition] if root.definition else []
-    freshness = freshness_for(db, named, empty=not walk.groups)
+    freshness = freshness_for(db, named, empty=not groups)
     return CallHierarchyAnswer(
         query,
         root,
         direction,
         depth,
-        tuple(walk.groups),
+        tuple(groups),
         first.total,
         walk.external,
         walk.truncated,

@@ -6,30 +6,24 @@ whose extent holds it (extents from swift/declarations.py: approximate, and the 
 so).
 The declarations are matched to the index's symbols by their definition line on the side
 the index was built from, and across sides by their place and name; each change is
-classified body, signature, added, removed or moved. Tests are found by reachability: a
-symbol reaches a changed one when its body references it, calls it, or calls something
-it overrides or witnesses dynamically (dispatch can run the changed code), to a fixed
-point; the test methods reached (XCTest methods, Swift Testing functions) cover it.
+classified body, signature, added, removed or moved. Tests are found by the reach
+blast_radius shares (tools/graph/reach.py: direct calls, dispatch, library dispatch
+narrowed by type, executables run by name), each labelled with how it was reached, and
+selected at the level `swift test` accepts (tools/graph/selection.py).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 from pydantic import Field
 
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
-from xcindex.indexstore.graph_queries import (
-    extended_types,
-    members_of,
-    related_through,
-    users_of,
-    written_occurrences,
-)
+from xcindex.indexstore.graph_queries import written_occurrences
 from xcindex.indexstore.model import Property, Role, is_generated_name, kind_name
 from xcindex.project.git import FileDiff, GitChanges
+from xcindex.project.package import PackageDescription
 from xcindex.swift.declarations import (
     Decl,
     innermost,
@@ -41,11 +35,10 @@ from xcindex.swift.lexer import mask, split_lines
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, file_is_stale, occurrence_json
-from xcindex.tools.graph.blast_radius import COMMAND_PATTERN_LIMIT, TestTarget, tests_in_files
-from xcindex.tools.graph.call_graph import overridden_closures
-from xcindex.tools.graph.type_hierarchy import EXTENSION_KIND
+from xcindex.tools.graph.reach import reach
+from xcindex.tools.graph.selection import SelectedTest, TestSelection, TestTarget, select_tests
 from xcindex.tools.references import source_occurrences
-from xcindex.tools.shapes import ChangedSymbolJson, ChangeImpactJson, CoveringTestJson
+from xcindex.tools.shapes import ChangedSymbolJson, ChangeImpactJson
 from xcindex.vocabulary import Completeness
 
 MAX_REFERENCES = 500
@@ -86,24 +79,6 @@ class ChangedSymbol:
 
 
 @dataclass(frozen=True)
-class CoveringTest:
-    symbol: SymbolRow
-    path: str
-    line: int
-    target: TestTarget
-
-    def to_json(self) -> CoveringTestJson:
-        return {
-            "usr": self.symbol.usr,
-            "name": self.symbol.name,
-            "path": self.path,
-            "line": self.line,
-            "kind": self.target.kind,
-            "filter": self.target.filter,
-        }
-
-
-@dataclass(frozen=True)
 class ChangeImpactAnswer:
     base: str
     changed_files: tuple[str, ...]
@@ -111,26 +86,21 @@ class ChangeImpactAnswer:
     references: tuple[tuple[SymbolRow, OccurrenceRow], ...]
     reference_count: int
     dependent_files: tuple[str, ...]
-    tests: tuple[CoveringTest, ...]
+    selection: TestSelection
     git_ms: float
     freshness: Freshness
 
     @property
+    def tests(self) -> tuple[SelectedTest, ...]:
+        return self.selection.tests
+
+    @property
     def filters(self) -> tuple[TestTarget, ...]:
-        unique: dict[str, TestTarget] = {}
-        for test in self.tests:
-            unique.setdefault(test.target.filter, test.target)
-        return tuple(unique[key] for key in sorted(unique))
+        return self.selection.command.targets
 
     @property
     def swift_test_command(self) -> str | None:
-        filters = self.filters
-        if not filters:
-            return None
-        pattern = "|".join(re.escape(t.filter) for t in filters)
-        if len(pattern) > COMMAND_PATTERN_LIMIT:
-            pattern = "|".join(sorted({re.escape(t.module) + r"\." for t in filters}))
-        return f"swift test --filter '{pattern}'"
+        return self.selection.command.text
 
     def named_paths(self) -> set[str]:
         return set(self.changed_files) | {occ.path for _, occ in self.references}
@@ -139,8 +109,14 @@ class ChangeImpactAnswer:
         lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS) // 2
         return fitting(self.references, lambda ref: item_cost(occurrence_json(*ref)), lists_budget)
 
+    def shown_tests(self, budget: int | None) -> tuple[SelectedTest, ...]:
+        """The covering tests that fit a quarter of the lists' budget (the command runs all)."""
+        lists_budget = None if budget is None else min(budget, LISTS_BUDGET_CHARS) // 4
+        return self.tests[: fitting(self.tests, lambda t: item_cost(t.to_json()), lists_budget)]
+
     def to_json(self, budget: int | None = None) -> ChangeImpactJson:
         shown = self.shown_references(budget)
+        tests = self.shown_tests(budget)
         return {
             "base": self.base,
             "changedFiles": list(self.changed_files),
@@ -148,13 +124,17 @@ class ChangeImpactAnswer:
             "references": [occurrence_json(s, o) for s, o in self.references[:shown]],
             "referenceCount": self.reference_count,
             "dependentFiles": list(self.dependent_files),
-            "coveringTests": [t.to_json() for t in self.tests],
+            "coveringTests": [t.to_json() for t in tests],
+            "coveringTestCount": len(self.tests),
             "testFilters": [t.to_json() for t in self.filters],
             "swiftTestCommand": self.swift_test_command,
+            "selection": self.selection.to_json(),
             "rangesApproximate": True,
             "rangeMethod": RANGE_METHOD,
             "gitMs": round(self.git_ms, 1),
-            "truncated": shown < len(self.references) or self.reference_count > len(self.references),
+            "truncated": shown < len(self.references)
+            or self.reference_count > len(self.references)
+            or len(tests) < len(self.tests),
             **self.freshness.to_json(budget),
         }
 
@@ -302,147 +282,21 @@ def _by_name_in_supertypes(
     return found
 
 
-# --- reach ---------------------------------------------------------------------------------
-
-
-def reaching(db: Database, seeds: set[int]) -> set[int]:
-    """Every symbol whose code can run (or use) a seed: containers of references and calls,
-    callers through dynamic dispatch of what a symbol overrides or witnesses, the property
-    an accessor belongs to, subtypes of a type, and the type of a witness library code
-    calls; to a fixed point, a handful of batched queries per step."""
-    reached = set(seeds)
-    frontier = set(seeds)
-    while frontier:
-        bases = overridden_closures(db, frontier)
-        every_base = {base for found in bases.values() for base in found}
-        following = users_of(db, frontier) | users_of(db, every_base, dynamic_only=True)
-        following |= _types_library_code_dispatches_to(db, bases)
-        for properties in related_through(db, frontier, Role.REL_ACCESSOROF).values():
-            following |= properties
-        following |= _subtypes(db, frontier)
-        frontier = following - reached
-        reached |= frontier
-    return reached
-
-
-def _subtypes(db: Database, type_ids: set[int]) -> set[int]:
-    """The types that name one of these in their inheritance clause (an extension's: the type
-    it extends)."""
-    declaring = {
-        other
-        for found in related_through(db, type_ids, Role.REL_BASEOF, explicit_only=True).values()
-        for other in found
-    }
-    kinds = db.symbols_by_ids(declaring)
-    extensions = {sid for sid, symbol in kinds.items() if symbol.kind == EXTENSION_KIND}
-    return (declaring - extensions) | set(extended_types(db, extensions).values())
-
-
-def _types_library_code_dispatches_to(db: Database, bases: dict[int, set[int]]) -> set[int]:
-    """A witness of a requirement declared outside the index (`Equatable.==`, `hash(into:)`,
-    `encode(to:)`, `description`) is called by library code the index does not see
-    (`XCTAssertEqual` calls `==`, `JSONEncoder` calls `encode(to:)`): any code that hands a
-    value of its type to a library can run it. So its type is reached, and with it every
-    use of the type."""
-    every_base = {base for found in bases.values() for base in found}
-    defined = set(written_occurrences(db, every_base))
-    witnesses = {sid for sid, found in bases.items() if found - defined}
-    if not witnesses:
-        return set()
-    parents = {
-        p
-        for found in related_through(db, witnesses, Role.REL_CHILDOF, explicit_only=True).values()
-        for p in found
-    }
-    kinds = db.symbols_by_ids(parents)
-    extensions = {sid for sid, symbol in kinds.items() if symbol.kind == EXTENSION_KIND}
-    return (parents - extensions) | set(extended_types(db, extensions).values())
-
-
-def covering_tests(db: Database, reached: set[int]) -> list[CoveringTest]:
-    """The test functions among (or inside a test type among) the reached symbols."""
-    live = {path: (module, is_test) for path, _m, module, _t, is_test in db.live_files()}
-    symbols = db.symbols_by_ids(reached)
-    where: dict[int, OccurrenceRow] = {}
-    for symbol_id, written in written_occurrences(db, reached).items():
-        in_tests = [occ for occ in written if live.get(occ.path, ("", False))[1]]
-        if in_tests:
-            where[symbol_id] = min(in_tests, key=lambda occ: (occ.path, occ.line, occ.column))
-    paths = {occ.path for occ in where.values()}
-    targets = tests_in_files(db, paths, {p: live[p][0] for p in paths})
-    found: dict[tuple[str, int], CoveringTest] = {}
-    for symbol_id, occ in where.items():
-        symbol = symbols[symbol_id]
-        parent = _parent(db, occ)
-        for target in targets.get(occ.path, []):
-            if parent is not None and target.name == parent.name:
-                if symbol.name.startswith("test") or target.kind == "swift-testing":
-                    method = symbol.name.split("(")[0]
-                    sub = TestTarget(target.path, target.module, f"{target.name}/{method}", target.kind)
-                    if _is_test_function(db, symbol, target):
-                        found[(occ.path, occ.line)] = CoveringTest(symbol, occ.path, occ.line, sub)
-                        continue
-                for test_symbol, test_occ in _tests_of_type(db, parent, target):
-                    sub = TestTarget(
-                        target.path,
-                        target.module,
-                        f"{target.name}/{test_symbol.name.split('(')[0]}",
-                        target.kind,
-                    )
-                    found[(test_occ.path, test_occ.line)] = CoveringTest(
-                        test_symbol, test_occ.path, test_occ.line, sub
-                    )
-            elif parent is None and target.name == symbol.name.split("(")[0]:
-                found[(occ.path, occ.line)] = CoveringTest(symbol, occ.path, occ.line, target)
-    return [found[key] for key in sorted(found)]
-
-
-def _parent(db: Database, occ: OccurrenceRow) -> SymbolRow | None:
-    for roles, symbol_id in db.relations_of([occ.id]).get(occ.id, []):
-        if roles & Role.REL_CHILDOF:
-            return db.symbols_by_ids([symbol_id]).get(symbol_id)
-    return None
-
-
-def _members(db: Database, type_symbol: SymbolRow) -> list[tuple[SymbolRow, OccurrenceRow]]:
-    occurrences = members_of(db, type_symbol.id)
-    symbols = db.symbols_by_ids(occ.symbol_id for occ in occurrences)
-    return [(symbols[occ.symbol_id], occ) for occ in occurrences if occ.symbol_id in symbols]
-
-
-def _is_test_function(db: Database, symbol: SymbolRow, target: TestTarget) -> bool:
-    if target.kind == "xctest":
-        return symbol.name.startswith("test") and symbol.name.endswith("()") and symbol.kind == 16
-    return any(s.id == symbol.id for s, _ in _tests_of_type(db, None, target, only=symbol))
-
-
-def _tests_of_type(
-    db: Database, type_symbol: SymbolRow | None, target: TestTarget, only: SymbolRow | None = None
-) -> list[tuple[SymbolRow, OccurrenceRow]]:
-    """The test functions of an XCTestCase subclass (test…() methods) or of a Swift Testing
-    suite (functions marked @Test)."""
-    if target.kind == "xctest" and type_symbol is not None:
-        return [
-            (s, o)
-            for s, o in _members(db, type_symbol)
-            if s.name.startswith("test") and s.name.endswith("()") and s.kind == 16
-        ]
-    from xcindex.tools.graph.blast_radius import _swift_testing_attributes
-
-    marked = {c.id for _occ, c in _swift_testing_attributes(db, {target.path}) if c is not None}
-    if only is not None:
-        return [
-            (only, o) for o in db.occurrences_of(only.id) if only.id in marked and o.roles & Role.DEFINITION
-        ][:1]
-    if type_symbol is None:
-        return []
-    return [(s, o) for s, o in _members(db, type_symbol) if s.id in marked]
-
-
 # --- the tool ------------------------------------------------------------------------------
 
 
-def change_impact(db: Database, changes: GitChanges) -> ChangeImpactAnswer:
+@dataclass(frozen=True)
+class ChangeInputs:
+    """What change_impact reads before the query, outside the index: git's changes, and
+    SwiftPM's description of the package (its tests and executables; None for no package)."""
+
+    changes: GitChanges
+    package: PackageDescription | None = None
+
+
+def change_impact(
+    db: Database, changes: GitChanges, package: PackageDescription | None = None
+) -> ChangeImpactAnswer:
     """What the changes git reported (read before the query, outside the index) reach."""
     root, revision, diffs, old_texts, git_ms = (
         changes.root,
@@ -479,10 +333,10 @@ def change_impact(db: Database, changes: GitChanges) -> ChangeImpactAnswer:
                 continue
             references.append((symbols[symbol_id], occ))
     references.sort(key=lambda ref: (ref[1].path, ref[1].line, ref[1].column))
-    reached = reaching(db, seeds)
-    defined_in = {occ.path for written in written_occurrences(db, reached).values() for occ in written}
+    reached = reach(db, seeds, package=package, changed_paths=changed_files)
+    defined_in = {occ.path for written in written_occurrences(db, reached.via).values() for occ in written}
     dependent = sorted(defined_in - set(changed_files))
-    tests = covering_tests(db, reached)
+    selection = select_tests(db, reached.via, reached.executables)
     stale = sorted(p for p in changed_files if p in live and file_is_stale(p, live[p]))
     missing = [p for p in changed_files if p not in live and os.path.exists(p)]
     freshness = Freshness(
@@ -496,7 +350,7 @@ def change_impact(db: Database, changes: GitChanges) -> ChangeImpactAnswer:
         references=tuple(references[:MAX_REFERENCES]),
         reference_count=len(references),
         dependent_files=tuple(dependent[:MAX_FILES]),
-        tests=tuple(tests),
+        selection=selection,
         git_ms=git_ms,
         freshness=freshness,
     )
@@ -538,7 +392,7 @@ class ChangeImpactArgs(LocationArgs):
     )
 
 
-def query_change_impact(db: Database, args: ChangeImpactArgs, changes: GitChanges) -> ChangeImpactAnswer:
-    """`changes`: what git says changed, which the Engine reads before asking (never under the
-    database: git may take seconds)."""
-    return change_impact(db, changes)
+def query_change_impact(db: Database, args: ChangeImpactArgs, inputs: ChangeInputs) -> ChangeImpactAnswer:
+    """`inputs`: what git says changed and what SwiftPM says the package is, which the Engine
+    reads before asking (never under the database: git and SwiftPM may take seconds)."""
+    return change_impact(db, inputs.changes, inputs.package)
