@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.conftest import CANARY, canary_source_count, load_expected, loose, swift_executable
@@ -254,13 +255,21 @@ async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> N
     assert {t["reachedVia"] for t in answer["selectedTests"]} == {"directCall"}
     command = str(answer["swiftTestCommand"])
     assert command.startswith("swift test --filter '")
-    ran = subprocess.run(
-        [swift_executable(), "test", "--skip-build", "--filter", command.split("--filter ", 1)[1].strip("'")],
-        cwd=CANARY,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    ran = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [
+                swift_executable(),
+                "test",
+                "--skip-build",
+                "--filter",
+                command.split("--filter ", 1)[1].strip("'"),
+            ],
+            cwd=CANARY,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
     )
     output = ran.stdout + ran.stderr
     xctest = set(re.findall(r"Test Case '[\w.]*?(\w+)\.(\w+)' passed", output))
