@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.truth import expect
+from tests.truth.expect_calls import Calls, Edge
 from tests.truth.store_dump import CLASS, ENUM, PROTOCOL, STRUCT, LiveIndex, live
 from xcindex.engine import Engine
 from xcindex.indexstore.database import Database
 from xcindex.tools.conformances import find_conformances
+from xcindex.tools.graph.call_hierarchy import call_hierarchy
 from xcindex.tools.graph.type_hierarchy import type_hierarchy
 from xcindex.tools.references import find_definition, find_overrides, find_references
 
@@ -147,6 +149,79 @@ async def check_store(
             result.checks[tool] = result.checks.get(tool, 0) + 1
             found = _difference(tool, usr, want, actual[usr].get(tool))
             if found is not None and not excused(found):
+                result.discrepancies.append(found)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+@dataclass
+class CallsResult:
+    """call_hierarchy on every callable of a store, both directions, against expect_calls."""
+
+    questions: int = 0
+    edges: int = 0
+    """Sites compared (every level)."""
+    by_level: dict[int, int] = field(default_factory=dict)
+    cut: list[str] = field(default_factory=list)
+    """Answers cut short at 500 groups, the documented exception: their level-1 groups are
+    compared in full (they come first), their deeper ones must all be expected."""
+    paged: list[str] = field(default_factory=list)
+    """Answers paged at 100 level-1 groups: what they list must all be expected."""
+    discrepancies: list[Discrepancy] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _actual_calls(
+    db: Database, usrs: list[str], depth: int
+) -> dict[tuple[str, str], tuple[set[Edge], bool, bool]]:
+    """(usr, direction) → the answer's edges, whether it was cut at 500 groups, whether it is paged."""
+    found: dict[tuple[str, str], tuple[set[Edge], bool, bool]] = {}
+    for usr in usrs:
+        for direction in ("incoming", "outgoing"):
+            answer = call_hierarchy(db, usr=usr, direction=direction, depth=depth)
+            edges = {
+                Edge(
+                    group.level,
+                    group.caller.symbol.usr,
+                    group.callee.symbol.usr,
+                    (site.occurrence.path, site.occurrence.line, site.occurrence.column),
+                    site.dispatch,
+                    resolves_to,
+                    group.via_dispatch,
+                )
+                for group in answer.groups
+                for site, resolves_to in group.sites
+            }
+            found[(usr, direction)] = (edges, answer.truncated, answer.next_offset() is not None)
+    return found
+
+
+async def check_call_hierarchies(engine: Engine, store: Path, *, depth: int = 3) -> CallsResult:
+    """Incoming and outgoing, at `depth`, for every function, method, initializer and
+    accessor the store's project writes (CallsResult says how cut answers compare)."""
+    started = time.perf_counter()
+    calls = Calls(live(store))
+    usrs = calls.callables()
+    actual = await engine._core.run_query(
+        lambda db: _actual_calls(db, usrs, depth), index_store_path=str(store)
+    )
+    result = CallsResult()
+    for usr in usrs:
+        for direction in ("incoming", "outgoing"):
+            want = calls.hierarchy(usr, direction, depth)
+            got, cut, paged = actual[(usr, direction)]
+            result.questions += 1
+            result.edges += len(want)
+            for edge in want:
+                result.by_level[edge.level] = result.by_level.get(edge.level, 0) + 1
+            if paged:
+                result.paged.append(f"{direction} {usr}")
+                want = want & got
+            elif cut:
+                result.cut.append(f"{direction} {usr}")
+                want = {e for e in want if e.level == 1} | (want & {e for e in got if e.level > 1})
+            found = _difference(f"call_hierarchy {direction}", usr, want, got)
+            if found is not None:
                 result.discrepancies.append(found)
     result.seconds = time.perf_counter() - started
     return result

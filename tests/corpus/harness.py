@@ -86,6 +86,27 @@ def prepared(name: str) -> Path:
     return package
 
 
+def committed(package: Path) -> Path:
+    """The package as a git repository whose one commit is its pristine sources (`.build`
+    left out), for change_impact, which compares the work tree with a revision: made once in
+    the pristine snapshot, so every restore brings it back."""
+    pristine = package.parent / f"{package.name}.pristine"
+    if not (pristine / ".git").is_dir():
+        env = {**os.environ, "GIT_AUTHOR_NAME": "corpus", "GIT_AUTHOR_EMAIL": "corpus@example.invalid"}
+        env |= {"GIT_COMMITTER_NAME": "corpus", "GIT_COMMITTER_EMAIL": "corpus@example.invalid"}
+        subprocess.run(["git", "init", "-q"], cwd=pristine, check=True, capture_output=True)
+        (pristine / ".git" / "info" / "exclude").write_text(".build/\n.swiftpm/\n.built\n.build-log\n")
+        tracked = [name for name in ("Sources", "Tests", "Package.swift") if (pristine / name).exists()]
+        for command in (
+            ["git", "add", "-A"],
+            ["git", "add", "-f", "--", *tracked],
+            ["git", "commit", "-qm", "pristine"],
+        ):
+            subprocess.run(command, cwd=pristine, check=True, capture_output=True, env=env)
+        restore(package)
+    return package
+
+
 def restore(package: Path) -> None:
     pristine = package.parent / f"{package.name}.pristine"
     shutil.rmtree(package, ignore_errors=True)

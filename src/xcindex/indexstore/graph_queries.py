@@ -30,6 +30,8 @@ _BASE_OF = int(Role.REL_BASEOF)
 _RECEIVED_BY = int(Role.REL_RECEIVEDBY)
 _USE = int(Role.REFERENCE | Role.CALL)
 _CHUNK = 500
+GENERIC_PARAMETER_SUBKIND = 1013
+"""swiftGenericTypeParam: a generic parameter, child of what declares it."""
 POSITION_LINE_SHIFT = 21
 """A call's position as one integer: line << 21 | column (columns stay under 2 million)."""
 
@@ -366,3 +368,16 @@ def mentions_in(db: Database, symbol_ids: Iterable[int]) -> list[tuple[int, int,
             )
         ]
     return found
+
+
+def generic_declarations(db: Database) -> set[int]:
+    """The symbols that declare generic parameters (a generic type, function or method): the
+    parents of the generic parameter symbols."""
+    return {
+        int(row[0])
+        for row in db._conn.execute(
+            "SELECT DISTINCT rel.symbol_id FROM symbols s JOIN occurrences o ON o.symbol_id = s.id"
+            f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {_CHILD_OF}) != 0"
+            f" WHERE s.subkind = {GENERIC_PARAMETER_SUBKIND} AND (o.roles & {_CHILD_OF}) != 0"
+        )
+    }

@@ -128,8 +128,6 @@ class Dispatch:
         self._owners: dict[int, Owner | None] = {}
         self._supertypes: dict[int, frozenset[int]] = {}
         self._kinds: dict[int, int] = {}
-        self.holders: dict[int, frozenset[int]] = {}
-        """type → the code holding a value of it (tools/graph/library.py, `holding`)."""
 
     # --- owners ---------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ import subprocess
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.graph_queries import (
@@ -134,25 +135,36 @@ def library_callers(db: Database, dispatch: Dispatch, witnesses: list[LibraryWit
     return holders & users_of(db, entries)
 
 
-def holding(db: Database, dispatch: Dispatch, implementation: int) -> frozenset[int]:
+def holding(
+    db: Database, dispatch: Dispatch, implementation: int, *, enclosing: bool = False
+) -> frozenset[int]:
     """The code holding a value of the implementation's type (or a type handed with it):
-    where a call of a requirement declared outside the index can run it. Kept per type for
-    the question."""
+    where a call of a requirement declared outside the index can run it. `enclosing`: a
+    nested type is also handed with the types it is declared in (`Int8.AtomicRepresentation`
+    through `Int8`: generic code reaches it as `Value.AtomicRepresentation`). Kept per type
+    until the database changes."""
     owner = dispatch.owners([implementation])[implementation]
     if owner is None:
         return frozenset()
-    if owner.type_id not in dispatch.holders:
-        handed = handed_types(db, dispatch, {owner.type_id})
-        dispatch.holders[owner.type_id] = frozenset(holders_of(db, dispatch, handed))
-    return dispatch.holders[owner.type_id]
+    kept: dict[tuple[int, bool], frozenset[int]] = db.derived("library.holding", dict)
+    key = (owner.type_id, enclosing)
+    if key not in kept:
+        handed = handed_types(db, dispatch, {owner.type_id}, enclosing=enclosing)
+        kept[key] = frozenset(holders_of(db, dispatch, handed))
+    return kept[key]
 
 
-def handed_types(db: Database, dispatch: Dispatch, type_ids: set[int]) -> set[int]:
-    """The types, their subtypes, and the types holding one (module docstring), to a fixed point."""
+def handed_types(
+    db: Database, dispatch: Dispatch, type_ids: set[int], *, enclosing: bool = False
+) -> set[int]:
+    """The types, their subtypes, and the types holding one (module docstring), to a fixed
+    point; with `enclosing`, the types each is declared in too."""
     found = set(type_ids)
     frontier = set(type_ids)
     while frontier and len(found) < MAX_HANDED_TYPES:
         following = subtypes(db, frontier)
+        if enclosing:
+            following |= {o.type_id for o in dispatch.owners(frontier).values() if o is not None}
         holders = {holder for _used, holder, _p, _l in mentions_in(db, frontier)}
         holding = {h for h in holders if dispatch.kind(h) in _HOLDING_KINDS}
         for owner in dispatch.owners(holding).values():
@@ -218,10 +230,16 @@ def _returning(db: Database, dispatch: Dispatch, mentions: list[tuple[int, str, 
 def _body_line(path: str, name_line: int) -> int:
     """The line of the body's brace of the declaration named on `name_line` (its last line
     when it has no body; the name line when the scan finds none)."""
-    for decl in scan_declarations("\n".join(source_lines(path))):
-        if decl.name_line == name_line:
-            return decl.body_line or decl.end
-    return name_line
+    return _body_lines(source_lines(path)).get(name_line, name_line)
+
+
+@lru_cache(maxsize=64)
+def _body_lines(lines: tuple[str, ...]) -> dict[int, int]:
+    """Each declaration's name line → its body's brace line (one scan per file's text)."""
+    found: dict[int, int] = {}
+    for decl in scan_declarations("\n".join(lines)):
+        found.setdefault(decl.name_line, decl.body_line or decl.end)
+    return found
 
 
 def generic_entries(db: Database, bases: set[int]) -> set[int]:

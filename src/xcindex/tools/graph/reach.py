@@ -5,7 +5,9 @@ From the changed symbols, to a fixed point, a symbol is reached
 - by a *direct call*: its code references or calls a reached symbol; an accessor reaches its
   property; a type its subtypes;
 - by *dispatch*: it calls, at a dispatch point that can run it, something a reached symbol
-  overrides or witnesses (tools/graph/dispatch.py);
+  overrides or witnesses (tools/graph/dispatch.py); at a generic dispatch point (no
+  receiver named: `T.scale(x)`), it holds a value of the reached symbol's type, or calls
+  generic code that passes the type on to such a point;
 - by *library dispatch*: a reached symbol witnesses a requirement declared outside the index
   and library code can be handed its type here (tools/graph/library.py);
 - by an *executable run by name*: the change reaches an executable and its code names it
@@ -18,18 +20,30 @@ through dispatch says `directCall`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from xcindex.indexstore.database import Database
-from xcindex.indexstore.graph_queries import calls_of, related_through, users_of, written_occurrences
+from xcindex.indexstore.graph_queries import (
+    calls_of,
+    generic_declarations,
+    related_through,
+    users_of,
+    written_occurrences,
+)
 from xcindex.indexstore.model import Role
 from xcindex.project.package import PackageDescription
 from xcindex.tools.graph.call_graph import overridden_closures
-from xcindex.tools.graph.dispatch import TYPE_KINDS, Dispatch, dispatches
+from xcindex.tools.graph.dispatch import PROTOCOL_KIND, TYPE_KINDS, Dispatch, dispatches
 from xcindex.tools.graph.executables import Executables
-from xcindex.tools.graph.library import LibraryWitness, library_callers, subtypes
+from xcindex.tools.graph.library import LibraryWitness, demangled, holding, library_callers, subtypes
 from xcindex.tools.graph.selection import Via
+
+MAX_GENERIC_HOPS = 8
+"""Levels of generic code a type binding is looked for through, at most."""
+_GENERIC_SIGNATURE = re.compile(r"<(?:A\b| where )")
+"""A generic signature in a demangled name: `f<A where A: P>(…)`, `T< where A: P>.f()`."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +118,12 @@ class _Graph:
             yield self.executables.runners(executables), Via.EXECUTABLE_BY_NAME
 
     def _dispatch_callers(self, bases: dict[int, set[int]]) -> set[int]:
-        """The callers whose dispatch points of a base can run the symbol overriding it."""
+        """The callers whose dispatch points of a base can run the symbol overriding it. A
+        dispatch point whose receiver the index does not name (a generic `T.scale(x)`,
+        `Value.AtomicRepresentation.atomicLoad(…)`) runs it only when its type is bound
+        there: the callers it reaches are those that hold a value of the type (as library
+        dispatch reads it, the types it is declared in included), found up through the
+        generic code that passes the type on."""
         every_base = {base for found in bases.values() for base in found}
         if not every_base:
             return set()
@@ -123,14 +142,53 @@ class _Graph:
         found: set[int] = set()
         for implementation, its_bases in bases.items():
             owner = owners.get(implementation)
+            generic: set[int] = set()
             for base in its_bases:
                 for index in by_base.get(base, ()):
                     row = points[index]
-                    if row.caller_id not in found and self.dispatch.can_run(
-                        owner, receivers[row.occurrence_id]
-                    ):
+                    receiver = receivers[row.occurrence_id]
+                    if not self.dispatch.can_run(owner, receiver):
+                        continue
+                    if receiver == 0 and owner is not None and owner.kind != PROTOCOL_KIND:
+                        generic.add(row.caller_id)
+                    else:
                         found.add(row.caller_id)
+            if generic:
+                found |= self._binding(implementation, generic)
         return found
+
+    def _binding(self, implementation: int, callers: set[int]) -> set[int]:
+        """Of the code calling a generic dispatch point that can run `implementation`, and of
+        their callers up through generic code, what holds a value of its type."""
+        holders = holding(self.db, self.dispatch, implementation, enclosing=True)
+        generic = self.db.derived("reach.generic_declarations", lambda: generic_declarations(self.db))
+        found: set[int] = set()
+        seen = set(callers)
+        frontier = set(callers)
+        for _ in range(MAX_GENERIC_HOPS):
+            found |= frontier & holders
+            usrs = {sid: symbol.usr for sid, symbol in self.db.symbols_by_ids(frontier - holders).items()}
+            readable = demangled(usrs.values())
+            passing = {g for g, usr in usrs.items() if self._is_generic(g, readable.get(usr, ""), generic)}
+            if not passing:
+                break
+            frontier = users_of(self.db, passing) - seen
+            seen |= frontier
+        return found
+
+    def _is_generic(self, symbol: int, readable: str, generic: set[int]) -> bool:
+        """Generic code: it has generic parameters (`scaled<A where A: Scalable>`, as
+        swift-demangle reads its USR), or its type (or the type that one is declared in)
+        does, or it is a protocol's (`Self`)."""
+        if symbol in generic or _GENERIC_SIGNATURE.search(readable):
+            return True
+        owner = self.dispatch.owners([symbol])[symbol]
+        if owner is None:
+            return False
+        if owner.type_id in generic or owner.kind == PROTOCOL_KIND:
+            return True
+        outer = self.dispatch.owners([owner.type_id])[owner.type_id]
+        return outer is not None and outer.type_id in generic
 
     def _library_callers(self, outside: dict[int, set[int]]) -> set[int]:
         """`outside`: each symbol's bases declared outside the index."""
