@@ -102,11 +102,13 @@ def selection_filter(answer: BlastRadiusAnswer) -> str | None:
 
 def selection(answer: BlastRadiusAnswer, ids: list[str]) -> set[str]:
     """The identifiers blast_radius's `swift test --filter` selects (all for the whole suite),
-    matched the way `swift test` matches its filter."""
+    matched the way `swift test` matches its filter: a Swift Testing test's identifier goes on
+    past its parentheses (`Module.Suite/test()/…`: `test\\(\\)/` selects it, `test\\(\\)$`
+    nothing), where `swift test list` stops."""
     pattern = selection_filter(answer)
     if pattern is None:
         return set(ids)
-    return {i for i in ids if re.search(pattern, i)}
+    return {i for i in ids if re.search(pattern, f"{i}/" if i.endswith(")") else i)}
 
 
 @dataclass(frozen=True)

@@ -235,20 +235,9 @@ async def test_blast_radius_names_runnable_test_filters(canary_store: Path) -> N
         (
             "FeatureTests.swift",
             "swift-testing",
-            r"^CanaryCoreTests\.FeatureTests/featureDelegateOverridesSetUp\(\)/",
-            1,
-        ),
-        (
-            "FeatureTests.swift",
-            "swift-testing",
-            r"^CanaryCoreTests\.FeatureTests/greetersUseOwnOrDefault\(\)/",
-            1,
-        ),
-        (
-            "FeatureTests.swift",
-            "swift-testing",
-            r"^CanaryCoreTests\.FeatureTests/profileFeatureUsesCore\(\)/",
-            1,
+            r"^CanaryCoreTests\.FeatureTests/(?:featureDelegateOverridesSetUp\(\)|greetersUseOwnOrDefault\(\)"
+            r"|profileFeatureUsesCore\(\))/",
+            3,
         ),
         ("FeatureTests.swift", "swift-testing", r"^CanaryCoreTests\.fetchesUserWithTokenAuth\(\)/", 1),
     }

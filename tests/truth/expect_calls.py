@@ -15,8 +15,9 @@ the dump, sharing no code with xcindex.
   extension, that protocol.
 - Through a base declared outside the index, it runs the implementation only when its caller
   holds a value of the implementation's type: mentions a handed type (the owner, its
-  subtypes, the types with a property or enum case of one), an enum case or static member
-  declared in one's body, or calls something whose signature names a handed type.
+  subtypes, the types with a property or enum case of one that conform to the base's
+  protocol or one refining it), an enum case or static member declared in one's body, or
+  uses something whose signature names a handed type.
 - Incoming at level n+1 lists the callers of each symbol first met at level n (the root at
   level 0), grouped; every symbol is expanded once, at the shallowest level; a caller on
   the path of the symbol it calls is a cycle, and not expanded. Outgoing is the mirror:
@@ -111,6 +112,25 @@ def requirement_usr(usr: str) -> bool:
         if text[at : at + 1] in ("V", "C", "O"):
             at += 1
     return False
+
+
+_REFINING = {
+    "SQ": {"SQ", "SH", "SL", "Sx", "Sz", "SZ", "SU", "SF", "SB", "Sj", "Sy"},
+    "SH": {"SH", "Sy", "Sz"},
+    "SL": {"SL", "Sx", "Sz", "SF", "Sy"},
+}
+"""Equatable, Hashable, Comparable and the standard protocols refining them, as mangled."""
+
+
+def protocols(requirement: str) -> set[str]:
+    """The USRs of the protocol whose requirement this is, and of those refining it."""
+    text = requirement[2:]
+    if text[:2] in SUBSTITUTED_PROTOCOLS:
+        return {f"s:{token}" for token in _REFINING.get(text[:2], {text[:2]})}
+    at = text.find("P")
+    while at != -1 and not text[at + 1 : at + 2].isdigit():
+        at = text.find("P", at + 1)
+    return {f"s:{text[: at + 1]}"} if at != -1 else set()
 
 
 class Calls:
@@ -293,17 +313,18 @@ class Calls:
         """A site of one of the implementation's bases runs it (the module docstring)."""
         if not self.dispatch_point(site) or not self.can_run(implementation, site):
             return False
-        return self.written(site.callee) or site.caller in self.holders(implementation)
+        return self.written(site.callee) or site.caller in self.holders(implementation, site.callee)
 
     # --- library narrowing ------------------------------------------------------------------
 
-    def holders(self, implementation: str) -> set[str]:
+    def holders(self, implementation: str, base: str) -> set[str]:
         owner = self.owner(implementation)
         if owner is None:
             return set()
-        if owner[0] not in self._holders:
-            self._holders[owner[0]] = self._holding(owner[0])
-        return self._holders[owner[0]]
+        key = f"{owner[0]} {base}"
+        if key not in self._holders:
+            self._holders[key] = self._holding(owner[0], protocols(base))
+        return self._holders[key]
 
     def _mentions(self, usrs: set[str], *, implicit: bool = False) -> list[tuple[str, str, LiveOccurrence]]:
         """(mentioned, holder, the mention) for uses with a calledBy/containedBy: written ones
@@ -317,14 +338,15 @@ class Calls:
                 found += [(usr, r.usr, o) for r in o.relations if r.roles & role]
         return found
 
-    def _holding(self, type_usr: str) -> set[str]:
+    def _holding(self, type_usr: str, conforming: set[str]) -> set[str]:
         handed, frontier = {type_usr}, {type_usr}
         while frontier and len(handed) < 200:
             following: set[str] = set()
             for usr in frontier:
                 following |= self.subtypes(usr)
             for _used, holder, _o in self._mentions(frontier):
-                if self.kind(holder) in PROPERTY_KINDS | {15} and (owner := self.owner(holder)) is not None:
+                owner = self.owner(holder) if self.kind(holder) in PROPERTY_KINDS | {15} else None
+                if owner is not None and owner[0] not in handed and self.supertypes(owner[0]) & conforming:
                     following.add(owner[0])
             frontier = following - handed
             handed |= frontier
@@ -427,7 +449,7 @@ class Calls:
             for implementation in self.overriders(site.callee):
                 if not self.written(implementation) or not self.can_run(implementation, site):
                     continue
-                if not self.written(site.callee) and usr not in self.holders(implementation):
+                if not self.written(site.callee) and usr not in self.holders(implementation, site.callee):
                     continue
                 reached.setdefault(implementation, []).append(site)
         return {**{impl: sites for impl, sites in reached.items() if impl not in direct}, **direct}

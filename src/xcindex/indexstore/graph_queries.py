@@ -54,6 +54,9 @@ _CALL_COLUMNS = (
 _EXPLICIT_CALL = f"(o.roles & {_CALL}) != 0 AND (o.roles & {_IMPLICIT}) = 0"
 """Explicit calls: this also leaves out every call a macro expansion makes (Swift Testing's
 `$s…` helpers), whose occurrences are implicit."""
+_WRITTEN_USE = f"(o.roles & {_USE}) != 0 AND (o.roles & {_WRITTEN}) = 0 AND (o.roles & {_IMPLICIT}) = 0"
+"""Uses written in the source: a call or a reference (a property read), neither a declaration nor
+implicit."""
 _GENERATED = "(substr({0}.name, 1, 1) = '$' OR instr({0}.name, ':$s') > 0)"
 """model.is_generated_name, in SQL."""
 
@@ -134,17 +137,19 @@ def calls_at(db: Database, occurrence_ids: Iterable[int]) -> list[CallRow]:
     return found
 
 
-def calls_of(db: Database, callee_ids: Iterable[int]) -> list[CallRow]:
+def calls_of(db: Database, callee_ids: Iterable[int], *, uses: bool = False) -> list[CallRow]:
     """Every explicit call of these symbols, in full (for the dispatch calls of a few bases:
-    a hub's own calls are read with call_places_of)."""
+    a hub's own calls are read with call_places_of). `uses`: every written use (a property
+    read is a reference of the property; its getter's call is implicit)."""
     found: list[CallRow] = []
+    which = _WRITTEN_USE if uses else _EXPLICIT_CALL
     for chunk in _chunks(sorted(set(callee_ids))):
         marks = ",".join("?" * len(chunk))
         rows = db._conn.execute(
             f"SELECT DISTINCT {_CALL_COLUMNS} FROM occurrences o "
             + _CALLER_RELATION
             + _LIVE
-            + f" WHERE o.symbol_id IN ({marks}) AND {_EXPLICIT_CALL}",
+            + f" WHERE o.symbol_id IN ({marks}) AND {which}",
             chunk,
         )
         found += [CallRow(*row) for row in rows]

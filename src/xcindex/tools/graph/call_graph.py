@@ -249,8 +249,9 @@ def dispatch_calls_running(
     ]
     defined = set(written_occurrences(db, bases))
     owner = owners[implementation]
-    if any(row.callee_id not in defined for row in candidates):
-        holders = holding(db, dispatch, implementation)
+    outside = frozenset(row.callee_id for row in candidates if row.callee_id not in defined)
+    if outside:
+        holders = holding(db, dispatch, implementation, bases=outside)
         candidates = [row for row in candidates if row.callee_id in defined or row.caller_id in holders]
     receivers = dispatch.receivers(candidates)
     return [row for row in candidates if dispatch.can_run(owner, receivers[row.occurrence_id])]
@@ -352,7 +353,9 @@ def outgoing_calls(
         for implementation in candidates:
             # A requirement declared outside the index (`Equatable.==`): the library's, whose
             # call runs a witness only where a value of its type is held.
-            if callee not in defined and symbol.id not in holding(db, dispatch, implementation):
+            if callee not in defined and symbol.id not in holding(
+                db, dispatch, implementation, bases=frozenset({callee})
+            ):
                 continue
             running = [
                 row

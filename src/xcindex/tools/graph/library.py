@@ -126,53 +126,82 @@ def library_callers(db: Database, dispatch: Dispatch, witnesses: list[LibraryWit
     types = {owner.type_id for owner in owners.values() if owner is not None}
     if not types:
         return set()
-    handed = handed_types(db, dispatch, types)
+    bases = {base for w in witnesses for base in w.bases}
+    names = family(db, bases)
+    handed = handed_types(db, dispatch, types, containers=names)
     holders = holders_of(db, dispatch, handed)
     if not holders:
         return set()
-    bases = {base for w in witnesses for base in w.bases}
-    entries = generic_entries(db, bases)
-    return holders & users_of(db, entries)
+    return holders & users_of(db, generic_entries(db, bases, names))
 
 
 def holding(
-    db: Database, dispatch: Dispatch, implementation: int, *, enclosing: bool = False
+    db: Database,
+    dispatch: Dispatch,
+    implementation: int,
+    *,
+    bases: frozenset[int] = frozenset(),
+    enclosing: bool = False,
 ) -> frozenset[int]:
-    """The code holding a value of the implementation's type (or a type handed with it):
-    where a call of a requirement declared outside the index can run it. `enclosing`: a
-    nested type is also handed with the types it is declared in (`Int8.AtomicRepresentation`
-    through `Int8`: generic code reaches it as `Value.AtomicRepresentation`). Kept per type
-    until the database changes."""
+    """The code holding a value of the implementation's type (or a type handed with it).
+    With `bases` (requirements declared outside the index it witnesses): where a call of them
+    can run it, the types holding one that conform to their protocols included. With
+    `enclosing`: where generic code can be handed it, a nested type handed with the types it
+    is declared in (`Int8.AtomicRepresentation` through `Int8`: generic code reaches it as
+    `Value.AtomicRepresentation`). Kept until the database changes."""
     owner = dispatch.owners([implementation])[implementation]
     if owner is None:
         return frozenset()
-    kept: dict[tuple[int, bool], frozenset[int]] = db.derived("library.holding", dict)
-    key = (owner.type_id, enclosing)
+    kept: dict[tuple[int, frozenset[int], bool], frozenset[int]] = db.derived("library.holding", dict)
+    key = (owner.type_id, bases, enclosing)
     if key not in kept:
-        handed = handed_types(db, dispatch, {owner.type_id}, enclosing=enclosing)
+        names = family(db, set(bases)) if bases else None
+        handed = handed_types(db, dispatch, {owner.type_id}, containers=names, enclosing=enclosing)
         kept[key] = frozenset(holders_of(db, dispatch, handed))
     return kept[key]
 
 
 def handed_types(
-    db: Database, dispatch: Dispatch, type_ids: set[int], *, enclosing: bool = False
+    db: Database,
+    dispatch: Dispatch,
+    type_ids: set[int],
+    *,
+    containers: set[str] | None = None,
+    enclosing: bool = False,
 ) -> set[int]:
-    """The types, their subtypes, and the types holding one (module docstring), to a fixed
-    point; with `enclosing`, the types each is declared in too."""
+    """The types and their subtypes, to a fixed point; with `containers` (protocol names), the
+    types holding one (a property's or enum case's type names it) that conform to one of
+    those protocols, whose synthesised `==`, `hash(into:)`, `encode(to:)` run their members';
+    with `enclosing`, the types each is declared in."""
     found = set(type_ids)
     frontier = set(type_ids)
     while frontier and len(found) < MAX_HANDED_TYPES:
         following = subtypes(db, frontier)
         if enclosing:
             following |= {o.type_id for o in dispatch.owners(frontier).values() if o is not None}
-        holders = {holder for _used, holder, _p, _l in mentions_in(db, frontier)}
-        holding = {h for h in holders if dispatch.kind(h) in _HOLDING_KINDS}
-        for owner in dispatch.owners(holding).values():
-            if owner is not None:
-                following.add(owner.type_id)
+        if containers:
+            holders = {holder for _used, holder, _p, _l in mentions_in(db, frontier)}
+            holding = {h for h in holders if dispatch.kind(h) in _HOLDING_KINDS}
+            outer = {o.type_id for o in dispatch.owners(holding).values() if o is not None} - found
+            following |= _conforming(db, dispatch, outer, containers)
         frontier = following - found
         found |= frontier
     return found
+
+
+def _conforming(db: Database, dispatch: Dispatch, type_ids: set[int], names: set[str]) -> set[int]:
+    """The types among these that conform to one of the named protocols (directly, through an
+    extension, or through a protocol of the project refining it)."""
+    if not type_ids:
+        return set()
+    supertypes = dispatch.supertypes(type_ids)
+    usrs = {
+        sid: symbol.usr
+        for sid, symbol in db.symbols_by_ids({s for f in supertypes.values() for s in f}).items()
+    }
+    readable = demangled(usrs.values())
+    named = {sid for sid, usr in usrs.items() if _protocol_name(usr, readable.get(usr, "")) in names}
+    return {type_id for type_id, found in supertypes.items() if found & named}
 
 
 def subtypes(db: Database, type_ids: set[int]) -> set[int]:
@@ -242,21 +271,30 @@ def _body_lines(lines: tuple[str, ...]) -> dict[int, int]:
     return found
 
 
-def generic_entries(db: Database, bases: set[int]) -> set[int]:
-    """Where the library can be handed a value to run these requirements on: the
-    requirements themselves; the library's callees whose signature names their protocols (or
-    one refining them: `Swift.Set` and `Swift.Dictionary` hash their elements and keys); and
-    the project's generic functions that call one of those (`encode<A where A:
-    Swift.Encodable>` calling `value.encode(to:)`), which pass on what they are handed."""
-    base_usrs = {sid: symbol.usr for sid, symbol in db.symbols_by_ids(bases).items()}
-    callees = db.derived("library.external_callees", lambda: external_callees(db))
-    readable = demangled([*base_usrs.values(), *callees.values()])
+def family(db: Database, bases: set[int]) -> set[str]:
+    """The protocols (qualified names: `Swift.Equatable`) whose requirements these are, and
+    those a library signature can name to require one of them (`Swift.Hashable` for
+    Equatable: a Set compares its elements)."""
+    usrs = {sid: symbol.usr for sid, symbol in db.symbols_by_ids(bases).items()}
+    readable = demangled(usrs.values())
     names: set[str] = set()
-    for sid, usr in base_usrs.items():
+    for sid, usr in usrs.items():
         context = _context(readable.get(usr, ""), db.symbols_by_ids([sid])[sid].name) or _token_name(usr)
         if context:
             names.add(context)
             names.update(_REFINED_BY.get(context, ()))
+    return names
+
+
+def generic_entries(db: Database, bases: set[int], names: set[str]) -> set[int]:
+    """Where the library can be handed a value to run these requirements on: the
+    requirements themselves; the library's callees whose signature names their protocols (or
+    one refining them: `Swift.Set` and `Swift.Dictionary` hash their elements and keys, as
+    `family` names them); and the project's generic functions that call one of those
+    (`encode<A where A: Swift.Encodable>` calling `value.encode(to:)`), which pass on what
+    they are handed."""
+    callees = db.derived("library.external_callees", lambda: external_callees(db))
+    readable = demangled(callees.values())
     found = set(bases)
     if names:
         pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(name)}(?![\w])" for name in sorted(names)))
@@ -287,10 +325,24 @@ def _context(text: str, member: str) -> str | None:
 
 
 def _token_name(usr: str) -> str | None:
-    """The protocol's readable name from the USR's mangling, when swift-demangle is missing."""
+    """The protocol's readable name from a requirement's USR, when swift-demangle is missing."""
     token = requirement_protocol(usr)
-    if token is None:
-        return None
+    return None if token is None else _readable(token)
+
+
+def _protocol_name(usr: str, readable: str) -> str | None:
+    """A protocol's readable name: swift-demangle's, else read from its USR (`s:SQ`,
+    `s:…P`)."""
+    if readable:
+        return readable
+    token = usr[2:] if usr.startswith("s:") else ""
+    if token in PROTOCOL_SUBSTITUTIONS:
+        return _readable(token)
+    return _readable(token[:-1]) if token.endswith("P") else None
+
+
+def _readable(token: str) -> str:
+    """`Swift.Equatable` for `SQ`, `Logging.LogHandler` for `7Logging10LogHandler`."""
     if token in PROTOCOL_SUBSTITUTIONS:
         return f"Swift.{PROTOCOL_SUBSTITUTIONS[token]}"
     parts: list[str] = []

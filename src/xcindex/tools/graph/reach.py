@@ -127,7 +127,7 @@ class _Graph:
         every_base = {base for found in bases.values() for base in found}
         if not every_base:
             return set()
-        rows = calls_of(self.db, every_base)
+        rows = calls_of(self.db, every_base, uses=True)
         usrs = {sid: symbol.usr for sid, symbol in self.db.symbols_by_ids(every_base).items()}
         owners = self.dispatch.owners(every_base | bases.keys())
         points = [

@@ -28,7 +28,7 @@ from xcindex.tools.common import canonical_occurrence
 from xcindex.tools.graph.dispatch import CLASS_KIND, Dispatch
 from xcindex.tools.shapes import SelectedTestJson, TestFilterJson, TestSelectionJson
 
-COMMAND_PATTERN_LIMIT = 1500
+COMMAND_PATTERN_LIMIT = 2000
 """Characters of `--filter` pattern at most before classes, then modules, are named whole."""
 _SWIFT_TESTING_MACROS = {"Test": "s:7Testing4Test", "Suite": "s:7Testing5Suite"}
 """Swift Testing's macros by name, and the USR prefix that tells them from namesakes."""
@@ -324,23 +324,25 @@ def _runs_for_each_test(db: Database, dispatch: Dispatch, symbol_id: int) -> boo
 
 @dataclass(frozen=True)
 class TestTarget:
-    """One `--filter` pattern of a selection: a test, a class or suite (every test of it
-    selected), or a module."""
+    """One `--filter` pattern of a selection: one test, some tests of one class or suite,
+    a whole class or suite, or a whole module."""
 
     __test__: ClassVar[bool] = False  # a value, not a pytest test class, wherever it is imported
 
     path: str
     module: str
     name: str
-    """`C/testFetch`, `S/greets(name:)`, `f()` for a test; `C`, `S`, `Outer/Inner` for a type;
-    `` for a module."""
+    """`C/testFetch`, `S/greets(name:)`, `f()` for one test; `C`, `S`, `Outer/Inner` for a
+    type; `` for a module (or for some of its global Swift Testing functions)."""
     kind: str  # "xctest" | "swift-testing"
     tests: int = 1
-    """How many tests it selects."""
+    """How many selected tests it runs."""
     reached_via: tuple[str, ...] = ()
     """How its selected tests were reached (each label once, surest first)."""
     whole: bool = False
-    """A class, suite or module named whole."""
+    """The type or module named whole: every test of it runs."""
+    members: tuple[str, ...] = ()
+    """The tests of the type (or the module's global functions) it names, when several."""
 
     @property
     def id(self) -> str:
@@ -349,10 +351,14 @@ class TestTarget:
     @property
     def filter(self) -> str:
         """The anchored pattern."""
-        if not self.name:
-            return f"^{re.escape(self.module)}\\."
+        head = f"^{re.escape(self.module)}\\." + (
+            f"{re.escape(self.name)}/" if self.name and (self.whole or self.members) else ""
+        )
         if self.whole:
-            return f"^{re.escape(self.id)}/"
+            return head if self.name else f"^{re.escape(self.module)}\\."
+        if self.members:
+            names = "|".join(re.escape(member) for member in self.members)
+            return f"{head}(?:{names})" + ("$" if self.kind == "xctest" else "/")
         if self.kind == "xctest":
             return f"^{re.escape(self.id)}$"
         return f"^{re.escape(self.id)}/"
@@ -380,37 +386,73 @@ def command_for(
     tests: ProjectTests, selected: Iterable[SelectedTest], limit: int = COMMAND_PATTERN_LIMIT
 ) -> Command:
     """The selection as `--filter` targets and one `swift test` command (module docstring);
-    `tests` are the project's, which say which classes and suites are selected whole."""
+    `tests` are the project's, which say which classes and suites are selected whole. The
+    tests of one class or suite share one pattern (`^M\\.C/(?:testA|testB)$`); when that is
+    still longer than `limit`, the partly selected classes that add the fewest tests are named
+    whole, one by one, then modules."""
     chosen = list(selected)
     if not chosen:
         return Command((), None, False)
     by_id = {t.case.symbol_id: t for t in chosen}
-    for coarse in (False, True):
-        targets: list[TestTarget] = []
-        named: set[int] = set()
-        for test_type in sorted(tests.types.values(), key=lambda t: (len(t.suite), t.id)):
-            picked = [case for case in test_type.tests if case in by_id and case not in named]
-            whole = all(case in by_id for case in test_type.tests)
-            if picked and (whole or coarse):
-                targets.append(_group(test_type, [by_id[c] for c in picked]))
-                named.update(test_type.tests)
-        targets += [
-            TestTarget(t.case.path, t.case.module, t.case.id.split(".", 1)[1], t.case.kind, 1, (t.via.label,))
-            for t in chosen
-            if t.case.symbol_id not in named
+    whole: list[TestType] = []
+    named: set[int] = set()
+    for test_type in sorted(tests.types.values(), key=lambda t: (len(t.suite), t.id)):
+        if (
+            test_type.tests
+            and all(case in by_id for case in test_type.tests)
+            and not named & set(test_type.tests)
+        ):
+            whole.append(test_type)
+            named.update(test_type.tests)
+    groups: dict[tuple[str, tuple[str, ...]], list[SelectedTest]] = {}
+    for test in chosen:
+        if test.case.symbol_id not in named:
+            groups.setdefault((test.case.module, test.case.suite), []).append(test)
+    types_by_key = {(t.module, t.suite): t for t in tests.types.values()}
+    targets = [_group(t, [by_id[c] for c in t.tests]) for t in whole]
+    partial = {key: _members(key, found) for key, found in groups.items()}
+    # The pattern's length kept as a sum (each target's filter, shell-quoted, and its `|`),
+    # and the classes to name whole ordered once: linear in the number of classes.
+    length = sum(_width(t) for t in [*targets, *partial.values()]) - 1
+    options = sorted(
+        (len(types_by_key[key].tests) - target.tests, -len(target.filter), key)
+        for key, target in partial.items()
+        if key in types_by_key and key[1]
+    )
+    coarsened = False
+    for _extra, _saving, key in options:
+        if length <= limit:
+            break
+        named_whole = _group(types_by_key[key], groups[key])
+        length += _width(named_whole) - _width(partial.pop(key))
+        targets.append(named_whole)
+        coarsened = True
+    targets += partial.values()
+    if length > limit:
+        modules: dict[str, list[SelectedTest]] = {}
+        for t in chosen:
+            modules.setdefault(t.case.module, []).append(t)
+        targets = [
+            TestTarget(
+                found[0].case.path, module, "", found[0].case.kind, len(found), _labels(found), whole=True
+            )
+            for module, found in sorted(modules.items())
         ]
-        text = _command(targets)
-        if len(text) <= limit + len(_command([])):
-            runs_more = any(t.whole and t.tests < _size(tests, t) for t in targets)
-            return Command(tuple(sorted(targets, key=lambda t: t.id)), text, runs_more)
-    modules: dict[str, list[SelectedTest]] = {}
-    for t in chosen:
-        modules.setdefault(t.case.module, []).append(t)
-    targets = [
-        TestTarget(found[0].case.path, module, "", found[0].case.kind, len(found), _labels(found), whole=True)
-        for module, found in sorted(modules.items())
-    ]
-    return Command(tuple(targets), _command(targets), True)
+        coarsened = True
+    runs_more = coarsened and any(t.whole and t.tests < _size(tests, t) for t in targets)
+    return Command(tuple(sorted(targets, key=lambda t: t.id)), _command(targets), runs_more)
+
+
+def _members(key: tuple[str, tuple[str, ...]], found: list[SelectedTest]) -> TestTarget:
+    """The selected tests of one class or suite (or one module's global functions) as one
+    target; one test as itself."""
+    first = found[0].case
+    if len(found) == 1:
+        return TestTarget(first.path, first.module, first.id.split(".", 1)[1], first.kind, 1, _labels(found))
+    members = tuple(sorted(t.case.id.split(".", 1)[1].rsplit("/", 1)[-1] for t in found))
+    return TestTarget(
+        first.path, key[0], "/".join(key[1]), first.kind, len(found), _labels(found), members=members
+    )
 
 
 def _group(test_type: TestType, picked: list[SelectedTest]) -> TestTarget:
@@ -430,10 +472,18 @@ def _labels(picked: list[SelectedTest]) -> tuple[str, ...]:
 
 
 def _size(tests: ProjectTests, target: TestTarget) -> int:
+    """How many tests a target named whole runs: its type's, or its module's."""
+    if not target.name:
+        return sum(1 for case in tests.cases.values() if case.module == target.module)
     for test_type in tests.types.values():
         if test_type.module == target.module and "/".join(test_type.suite) == target.name:
             return len(test_type.tests)
     return target.tests
+
+
+def _width(target: TestTarget) -> int:
+    """The characters a target adds to the command: its filter, shell-quoted, and a `|`."""
+    return len(target.filter.replace("'", "'\\''")) + 1
 
 
 def _command(targets: list[TestTarget]) -> str:
