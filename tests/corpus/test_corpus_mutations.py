@@ -371,11 +371,15 @@ EXPECTED: dict[str, dict[str, Expected]] = {
     },
 }
 
-PRECISION_FLOOR = {"swift-log": 0.10, "yams": 0.10}
+PRECISION_FLOOR = {"swift-log": 0.11, "yams": 0.11}
 """Selected tests that failed / selected, over the killed mutants that did not crash: measured
-104 / 1029 = 0.101 (swift-log) and 153 / 1394 = 0.110 (Yams); selecting every test scores
-0.037 and 0.082. A selection is by suite, and a change to a core file reaches nearly every
-suite. Raise the floors (and the expected selections) as precision improves."""
+104 / 860 = 0.121 (swift-log) and 153 / 1241 = 0.123 (Yams), selecting per test, a test that
+reaches a dispatch point only when it also reaches code holding a value of the
+implementation's type (by suite and without that: 104 / 1029 = 0.101 and 153 / 1394 =
+0.110; per test without it, 104 / 1299 = 0.080 on swift-log: every test that logs selected
+for InMemoryLogHandler.swift and LogEventTest.swift's private handlers); selecting every test
+scores 0.037 and 0.082. A change to a core file reaches nearly every suite. Raise the floors
+(and the expected selections) as precision improves."""
 
 
 def verdict_of(outcome: Outcome, ids: list[str]) -> Verdict:

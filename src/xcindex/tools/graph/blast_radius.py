@@ -198,7 +198,7 @@ def blast_radius(
 
     # Every declaration of the file as if it changed: the reach change_impact uses.
     reached = reach(db, declared_in(db, target), package=package, changed_paths=[target])
-    selection = select_tests(db, reached.via, reached.executables)
+    selection = select_tests(db, reached.covering(), reached.executables)
     covering = sorted({test.case.path for test in selection.tests})
     holding = {occ.path for occs in written_occurrences(db, reached.via).values() for occ in occs}
     affected |= (holding | set(covering)) & known.keys()

@@ -336,7 +336,7 @@ def change_impact(
     reached = reach(db, seeds, package=package, changed_paths=changed_files)
     defined_in = {occ.path for written in written_occurrences(db, reached.via).values() for occ in written}
     dependent = sorted(defined_in - set(changed_files))
-    selection = select_tests(db, reached.via, reached.executables)
+    selection = select_tests(db, reached.covering(), reached.executables)
     stale = sorted(p for p in changed_files if p in live and file_is_stale(p, live[p]))
     missing = [p for p in changed_files if p not in live and os.path.exists(p)]
     freshness = Freshness(

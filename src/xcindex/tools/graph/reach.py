@@ -7,7 +7,14 @@ From the changed symbols, to a fixed point, a symbol is reached
 - by *dispatch*: it calls, at a dispatch point that can run it, something a reached symbol
   overrides or witnesses (tools/graph/dispatch.py); at a generic dispatch point (no
   receiver named: `T.scale(x)`), it holds a value of the reached symbol's type, or calls
-  generic code that passes the type on to such a point;
+  generic code that passes the type on to such a point; at a point whose receiver is named
+  (an existential `any LogHandler`, a class), the point runs the symbol only on a value of
+  its type, so what runs it is code that both leads to the point and to where such a value
+  is held (code mentioning the type or a subtype, or a member of the type holding it, which
+  stores it for its other members), through direct calls: from that code on it is reached;
+  the code between it and the point can run the symbol too, and is reached *held
+  elsewhere* (`Reach.held_elsewhere`): not followed further, and not a covering test (a
+  test logging through `Logger` runs no `InMemoryLogHandler` it never made);
 - by *library dispatch*: a reached symbol witnesses a requirement declared outside the index
   and library code can be handed its type here (tools/graph/library.py);
 - by an *executable run by name*: the change reaches an executable and its code names it
@@ -28,6 +35,7 @@ from xcindex.indexstore.database import Database
 from xcindex.indexstore.graph_queries import (
     calls_of,
     generic_declarations,
+    members_of,
     related_through,
     users_of,
     written_occurrences,
@@ -38,7 +46,7 @@ from xcindex.tools.graph.call_graph import overridden_closures
 from xcindex.tools.graph.dispatch import PROTOCOL_KIND, TYPE_KINDS, Dispatch, dispatches
 from xcindex.tools.graph.executables import Executables
 from xcindex.tools.graph.library import LibraryWitness, demangled, holding, library_callers, subtypes
-from xcindex.tools.graph.selection import Via
+from xcindex.tools.graph.selection import Via, runs_for_each_instance
 
 MAX_GENERIC_HOPS = 8
 """Levels of generic code a type binding is looked for through, at most."""
@@ -52,6 +60,14 @@ class Reach:
     """Every reached symbol (the changed ones included) and the surest way it is reached."""
     executables: tuple[str, ...]
     """The executables the change reaches (target names), which code running them by name covers."""
+    held_elsewhere: frozenset[int] = frozenset()
+    """Reached symbols that run the change only on a value their callers hold: code between a
+    dispatch point and where a value of the implementation's type is held. In `via`, not
+    followed further, and no test among them is covering."""
+
+    def covering(self) -> dict[int, Via]:
+        """The reached symbols whose tests cover the change."""
+        return {sid: how for sid, how in self.via.items() if sid not in self.held_elsewhere}
 
 
 def reach(
@@ -65,10 +81,12 @@ def reach(
     graph = _Graph(db, package)
     label: dict[int, Via] = {}
     queues: dict[Via, set[int]] = {via: set() for via in Via}
+    held_elsewhere: set[int] = set()
 
     def offer(symbols: Iterable[int], via: Via) -> None:
         for symbol in symbols:
-            if symbol not in label or via < label[symbol]:
+            if symbol in held_elsewhere or symbol not in label or via < label[symbol]:
+                held_elsewhere.discard(symbol)
                 label[symbol] = via
                 queues[via].add(symbol)
 
@@ -84,7 +102,11 @@ def reach(
         queues[level] = set()
         for symbols, how in graph.expand(frontier):
             offer(symbols, max(level, how))
-    return Reach(label, tuple(sorted(graph.reached_executables)))
+        for symbol in graph.held_elsewhere - label.keys():
+            label[symbol] = max(level, Via.DISPATCH)
+            held_elsewhere.add(symbol)
+        graph.held_elsewhere.clear()
+    return Reach(label, tuple(sorted(graph.reached_executables)), frozenset(held_elsewhere))
 
 
 class _Graph:
@@ -95,6 +117,10 @@ class _Graph:
         self.dispatch = Dispatch(db)
         self.executables = Executables(db, package)
         self.reached_executables: set[str] = set()
+        self.held_elsewhere: set[int] = set()
+        """What the last expansion found between a dispatch point and the code holding a value."""
+        self._held_reach: dict[int, set[int]] = {}
+        self._leading: dict[frozenset[int], set[int]] = {}
 
     def expand(self, frontier: set[int]) -> Iterator[tuple[set[int], Via]]:
         yield users_of(self.db, frontier), Via.DIRECT_CALL
@@ -143,18 +169,62 @@ class _Graph:
         for implementation, its_bases in bases.items():
             owner = owners.get(implementation)
             generic: set[int] = set()
+            named: set[int] = set()
             for base in its_bases:
                 for index in by_base.get(base, ()):
                     row = points[index]
                     receiver = receivers[row.occurrence_id]
                     if not self.dispatch.can_run(owner, receiver):
                         continue
-                    if receiver == 0 and owner is not None and owner.kind != PROTOCOL_KIND:
+                    if owner is None or owner.kind == PROTOCOL_KIND:
+                        found.add(row.caller_id)
+                    elif receiver == 0:
                         generic.add(row.caller_id)
                     else:
-                        found.add(row.caller_id)
+                        named.add(row.caller_id)
             if generic:
                 found |= self._binding(implementation, generic)
+            if named:
+                key = frozenset(named)
+                if key not in self._leading:
+                    self._leading[key] = self._upward(named)
+                leading = self._leading[key]
+                meeting = leading & self._holding_reach(implementation)
+                found |= meeting
+                self.held_elsewhere |= leading - meeting
+        return found
+
+    def _holding_reach(self, implementation: int) -> set[int]:
+        """The code holding a value of the implementation's type (and every member of a type
+        whose per-instance code holds one, keeping it for the others: a test class's `setUp`,
+        an initializer, a stored property's initial value), and all that calls it, directly.
+        Kept for the question."""
+        owner = self.dispatch.owners([implementation])[implementation]
+        if owner is None:
+            return set()
+        if owner.type_id not in self._held_reach:
+            holders = set(holding(self.db, self.dispatch, implementation))
+            keepers = {
+                o.type_id
+                for sid, o in self.dispatch.owners(holders).items()
+                if o is not None and runs_for_each_instance(self.db, self.dispatch, sid)
+            }
+            for keeper in keepers:
+                holders |= {occ.symbol_id for occ in members_of(self.db, keeper)}
+            self._held_reach[owner.type_id] = self._upward(holders)
+        return self._held_reach[owner.type_id]
+
+    def _upward(self, symbols: set[int]) -> set[int]:
+        """The symbols and all that calls or references them (an accessor: its property), to a
+        fixed point."""
+        found = set(symbols)
+        frontier = set(symbols)
+        while frontier:
+            following = users_of(self.db, frontier) | {
+                p for ps in related_through(self.db, frontier, Role.REL_ACCESSOROF).values() for p in ps
+            }
+            frontier = following - found
+            found |= frontier
         return found
 
     def _binding(self, implementation: int, callers: set[int]) -> set[int]:

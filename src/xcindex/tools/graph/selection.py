@@ -294,7 +294,9 @@ def covering_tests(db: Database, reached: dict[int, Via]) -> list[SelectedTest]:
         if owner is not None and owner.type_id in tests.types
     }
     wide = {sid: sid for sid in candidates if sid in tests.types}
-    wide.update({sid: type_id for sid, type_id in members.items() if _runs_for_each_test(db, dispatch, sid)})
+    wide.update(
+        {sid: type_id for sid, type_id in members.items() if runs_for_each_instance(db, dispatch, sid)}
+    )
     for symbol_id, type_id in wide.items():
         for case_id in tests.types[type_id].tests:
             how = reached[symbol_id]
@@ -306,8 +308,10 @@ def covering_tests(db: Database, reached: dict[int, Via]) -> list[SelectedTest]:
     return sorted(selected, key=lambda t: (t.case.path, t.case.line, t.case.id))
 
 
-def _runs_for_each_test(db: Database, dispatch: Dispatch, symbol_id: int) -> bool:
-    """A member of a test type that runs for each of its tests."""
+def runs_for_each_instance(db: Database, dispatch: Dispatch, symbol_id: int) -> bool:
+    """A member that runs for each instance of its type (for a test type: each of its tests):
+    an initializer, a stored property's initial value, a framework's method it overrides
+    (`setUp`)."""
     if dispatch.kind(symbol_id) in _INSTANCE_WIDE_KINDS:
         return True
     bases = overridden(db, [symbol_id]).get(symbol_id, set())
