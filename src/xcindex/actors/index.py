@@ -404,6 +404,9 @@ class IndexActor:
                 self._failures = tuple(refreshed.report.failures)
                 self._counts = refreshed.counts
                 self._overlay.refreshed(refreshed.overlay_live)
+                if refreshed.failed_compiles:
+                    # A failed build's units: the files are looked at again (and re-indexed).
+                    self._tree.tracker.touch(set(refreshed.failed_compiles))
             elif report.error is not None and self._jobs and running.kind is _Kind.REFRESH:
                 # The job that waited for this refresh gets its error; the next one tries again.
                 waiting = self._jobs.popleft()

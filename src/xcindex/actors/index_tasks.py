@@ -26,6 +26,7 @@ from xcindex.actors.mailbox import ActorHandle, Envelope
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import LiveUnits, refresh
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.changes import ToClassify, classify, open_tree
 from xcindex.overlay.runner import OverlayCompiler, after_refresh
 from xcindex.vocabulary import XcindexError
@@ -63,7 +64,8 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
         if dropped:
             log.info("overlay_superseded", store=str(inputs.store_path), units=dropped)
         counts = await anyio.to_thread.run_sync(db.counts)
-        outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live))
+        failed = await anyio.to_thread.run_sync(_failed_compiles, db)
+        outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live, failed))
         log.info(
             "index_refreshed",
             store=str(inputs.store_path),
@@ -134,6 +136,11 @@ async def follow_watch(loop: Loop, fd: int) -> None:
     while True:
         await anyio.wait_readable(fd)
         await loop.ask(TreeStirred())
+
+
+def _failed_compiles(db: Database) -> tuple[str, ...]:
+    """The files whose live unit a failed compile wrote (one stat per live unit)."""
+    return tuple(sorted(path for path, output in db.live_output_files().items() if failed_compile(output)))
 
 
 def _one_error(error: Exception) -> Exception:

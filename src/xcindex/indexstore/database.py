@@ -32,13 +32,14 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
 records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
 (symbol, roles) rather than by symbol alone; 7: a record's occurrences are the id range
 [first_occurrence, last_occurrence] (no index by record), symbols are indexed by a hash
 of their USR (no unique index of the USRs), a unit's module dependencies are its modules
-(the dependency units' names were never read)."""
+(the dependency units' names were never read); 8: units carry their output file (a unit
+whose object file a failed compile removed is not trusted)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,7 +55,8 @@ CREATE TABLE IF NOT EXISTS units (
     is_system INTEGER NOT NULL,
     is_test INTEGER NOT NULL DEFAULT 0,
     live INTEGER NOT NULL DEFAULT 0,
-    digest BLOB NOT NULL DEFAULT x''
+    digest BLOB NOT NULL DEFAULT x'',
+    output_file TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS units_main_file ON units(main_file_id);
 CREATE TABLE IF NOT EXISTS records (

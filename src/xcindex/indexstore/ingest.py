@@ -403,7 +403,9 @@ async def ingest_overlay(
         written = await _read_isolating_crashes(workers, "ingest_records", store, missing, options)
         if any(isinstance(r, ReadFailure) for r in written):
             return False
-    renamed = [replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns) for u in units]
+    renamed = [
+        replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns, output_file="") for u in units
+    ]
     await anyio.to_thread.run_sync(db.replace_units, renamed, _test_units(renamed))
     await anyio.to_thread.run_sync(db.recompute_live_units)
     await anyio.to_thread.run_sync(db.collect_garbage)

@@ -37,6 +37,16 @@ built once at its end (a sort, rather than a random insert per row). Opening the
 recreates them, so a first ingestion killed half-way leaves a usable database."""
 
 
+def failed_compile(output_file: str) -> bool:
+    """A unit a failed compile wrote: the compiler writes a file's unit even when the file
+    (or another of its module) does not compile, and the driver then removes the object file
+    the unit names. Only where the object file's folder is there (a build moved or copied
+    elsewhere names folders that are not, and proves nothing)."""
+    if not output_file:
+        return False  # the overlay's units (and a store that records none)
+    return not os.path.exists(output_file) and os.path.isdir(os.path.dirname(output_file))
+
+
 def connect(path: str) -> sqlite3.Connection:
     """A connection as every xcindex writer uses it (WAL, autocommit, waits for the lock)."""
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=120)
@@ -194,7 +204,7 @@ class WriteSide:
                 main_file_id = self._file_id(unit.main_file) if unit.main_file else None
                 cursor = self._conn.execute(
                     "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test,"
-                    " digest) VALUES (?,?,?,?,?,?,?,?,?)",
+                    " digest, output_file) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (
                         unit.name,
                         unit.mtime_ns,
@@ -205,6 +215,7 @@ class WriteSide:
                         int(unit.is_system),
                         int(is_test.get(unit.name, False)),
                         unit.digest,
+                        unit.output_file,
                     ),
                 )
                 unit_id = int(cursor.lastrowid or 0)
@@ -290,13 +301,14 @@ class WriteSide:
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the
         build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
-        is the newest unit for that file."""
+        is the newest unit for that file, unless a failed compile wrote it (`failed_compile`):
+        then any other unit of the file (the overlay's) comes first."""
         rows = self._conn.execute(
-            "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system FROM units u"
+            "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system, u.output_file FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
         ).fetchall()
-        newest: dict[int, tuple[int, int]] = {}
-        for unit_id, mtime, main_file_id, path, is_system in rows:
+        newest: dict[int, tuple[bool, int, int]] = {}
+        for unit_id, mtime, main_file_id, path, is_system, output_file in rows:
             if (
                 is_system
                 or main_file_id is None
@@ -305,10 +317,11 @@ class WriteSide:
                 or not os.path.exists(path)
             ):
                 continue
+            rank = (not failed_compile(str(output_file)), int(mtime), int(unit_id))
             best = newest.get(main_file_id)
-            if best is None or (mtime, unit_id) > best:
-                newest[main_file_id] = (mtime, unit_id)
-        live = {unit_id for _, unit_id in newest.values()}
+            if best is None or rank > best:
+                newest[main_file_id] = rank
+        live = {unit_id for _, _, unit_id in newest.values()}
         self._conn.execute("BEGIN")
         self._conn.execute("UPDATE units SET live = 0")
         self._conn.executemany("UPDATE units SET live = 1 WHERE id = ?", [(u,) for u in live])

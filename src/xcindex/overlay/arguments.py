@@ -153,6 +153,13 @@ def description_mtime_ns(build_dir: Path) -> int:
         return 0
 
 
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
 _TARGET_PARENTS = frozenset({"Sources", "Tests", "Plugins", "Snippets", "Examples"})
 """Folders SwiftPM's default layout puts a target's folder in (`Sources/<Target>`)."""
 
@@ -210,9 +217,11 @@ class SourceMap:
     def folder_of(self, invocation: ModuleInvocation) -> str | None:
         return next((folder for folder, owner in self.folders if owner is invocation), None)
 
-    def invocation_for(self, path: str) -> ModuleInvocation | None:
+    def invocation_for(self, path: str, *, built_ns: int = 0) -> ModuleInvocation | None:
         """The module's invocation for `path` with the module's sources as they are now: the
-        build's that still exist, and every other Swift file in its target folder."""
+        build's that still exist, and the Swift files written in its target folder since the
+        build (`built_ns`: older ones it did not compile are left out on purpose, by an
+        `exclude:` of the manifest), `path` always."""
         owner = self.module_of(path)
         if owner is None:
             return None
@@ -223,11 +232,14 @@ class SourceMap:
         if folder is not None:
             for current, folders, files in os.walk(folder):
                 folders[:] = [name for name in folders if not skipped(name)]
-                added += [
-                    os.path.join(current, name)
-                    for name in sorted(files)
-                    if name.endswith(".swift") and os.path.realpath(os.path.join(current, name)) not in known
-                ]
+                for name in sorted(files):
+                    candidate = os.path.join(current, name)
+                    if not name.endswith(".swift") or os.path.realpath(candidate) in known:
+                        continue
+                    if candidate == path or _mtime_ns(candidate) > built_ns:
+                        added.append(candidate)
+        if path not in listed and path not in added and os.path.realpath(path) not in known:
+            added.append(path)
         if not added and len(listed) == len(owner.sources):
             return owner
         return replace(owner, sources=(*listed, *added))

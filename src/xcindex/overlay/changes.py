@@ -19,6 +19,7 @@ from pathlib import Path
 
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.model import Role
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.arguments import SourceMap
 from xcindex.project.watch import TreeWatch, is_source, sweep
 
@@ -185,10 +186,9 @@ class _Live:
         return by_real.get(real)
 
     def last_build(self) -> int:
-        """The newest live unit's mtime: when the last build wrote."""
-        return self._db.derived(
-            "newest_live_unit", lambda: max((m for _, m, *_ in self._db.live_files()), default=0)
-        )
+        """When the last build wrote: its newest live unit's mtime (the overlay's units carry
+        their files' times, not a build's)."""
+        return self._db.derived("newest_build_unit", self._db.newest_build_unit_mtime)
 
     def _by_real_path(self) -> dict[str, tuple[str, int]]:
         return {os.path.realpath(p): (p, m) for p, m, *_ in self._db.live_files()}
@@ -220,6 +220,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
     outside: list[str] = []
     gone: list[str] = []
     current: list[tuple[str, int]] = []
+    maybe_current: list[tuple[str, int, str]] = []
     for touched, generation in sorted(candidates.items()):
         if not is_source(touched) and touched.endswith(".swift"):
             current.append((touched, generation))  # a package manifest: not a target's source
@@ -238,19 +239,27 @@ def classify(db: Database, job: ToClassify) -> Classified:
             if mtime > unit:
                 edited.append(path)
             else:
-                current.append((touched, generation))
+                maybe_current.append((touched, generation, path))
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
-        elif job.sources is not None:
-            (outside if job.sources.outside_targets(path) else new).append(path)
-        elif mtime > found.last_build():
-            # No build description (an Xcode project, a bare store): a file written since the
-            # last build is one the next build compiles; an older one without a unit is in no
-            # target (a project folder holds more than its targets), or its unit is unreadable.
+        elif mtime <= found.last_build():
+            # Older than the last build and no unit: a file the build leaves out (excluded in
+            # Package.swift, a target of another platform, in no target of an Xcode project) or
+            # whose unit is unreadable. Only a file written since the last build is new.
+            current.append((touched, generation))
+        elif job.sources is not None and job.sources.outside_targets(path):
+            outside.append(path)
+        else:
             new.append(path)
+    declared = declared_in(db, gone) if gone else set()
+    # A unit newer than its file may come from a failed compile (the file, or another of its
+    # module, did not compile): its sites are not to be trusted; re-indexed, it is replaced.
+    outputs = db.live_output_files([path for _, _, path in maybe_current]) if maybe_current else {}
+    for touched, generation, path in maybe_current:
+        if failed_compile(outputs.get(path, "")):
+            edited.append(path)
         else:
             current.append((touched, generation))
-    declared = declared_in(db, gone) if gone else set()
     returning = db.paths_with_units(new) if new else set()
     if gone or returning:
         # A deleted file's units stop counting; a file put back (git checkout) has its

@@ -25,6 +25,7 @@ from xcindex._log import get_logger
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import ingest_overlay
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.arguments import (
     ModuleInvocation,
     SourceMap,
@@ -346,7 +347,7 @@ class OverlayCompiler:
                 f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
                 "last build's index until rebuilt.",
             )
-        invocation = sources.invocation_for(path)
+        invocation = sources.invocation_for(path, built_ns=description_mtime_ns(build_dir))
         if invocation is None:
             return NotIndexed(
                 path,
@@ -365,12 +366,16 @@ class OverlayCompiler:
         files failed (the same content is not tried twice). `use_database` runs a function on
         the database when it is free (the index actor's job queue)."""
 
-        async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None]:
+        async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None, str]:
             return await anyio.to_thread.run_sync(
-                lambda: (db.live_unit_mtime(path), db.live_overlay_unit(path))
+                lambda: (
+                    db.live_unit_mtime(path),
+                    db.live_overlay_unit(path),
+                    db.live_output_files([path]).get(path, ""),
+                )
             )
 
-        unit_mtime, overlay = await use_database(live_units)
+        unit_mtime, overlay, output_file = await use_database(live_units)
         current = _mtime(path)
         dropped = False
         if overlay is not None and current is not None and current < overlay[1]:
@@ -387,7 +392,13 @@ class OverlayCompiler:
             log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
             dropped = True
         # A file with no unit is new (or one the last build did not compile): indexed all the same.
-        unchanged = unit_mtime is not None and current is not None and current <= unit_mtime
+        # A unit a failed compile wrote is newer than its file, and not to be trusted.
+        unchanged = (
+            unit_mtime is not None
+            and current is not None
+            and current <= unit_mtime
+            and not failed_compile(output_file)
+        )
         if current is None or (unchanged and not check) or tried.get(path) == current:
             return Dropped(path) if dropped else Skipped(path)
         invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
