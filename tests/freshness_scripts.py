@@ -194,6 +194,7 @@ class Tally:
     unexplained_failures: list[str] = field(default_factory=list)
     build_s: list[float] = field(default_factory=list)
     scripts: int = 0
+    script_logs: list[list[str]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
     def lines(self) -> list[str]:
@@ -214,6 +215,8 @@ class Tally:
                 f"{self.label}: time to a complete answer after `{kind}`: p50 {percentile(times, 50):.2f} s, "
                 f"p95 {percentile(times, 95):.2f} s, max {max(times):.2f} s (n={len(times)})"
             )
+        for number, log in enumerate(self.script_logs, start=1):
+            out += [f"{self.label}: script {number}, {line[:240]}" for line in log]
         out += [f"{self.label}: LIE {lie}" for lie in self.lies]
         out += [f"{self.label}: NOT FRESH {late}" for late in self.not_fresh]
         out += [f"{self.label}: build failed naming no file: {why}" for why in self.unexplained_failures]
@@ -304,8 +307,8 @@ class Truth:
         path = os.path.join(self.package, defined_in)
         found = [
             usr
-            for usr, symbol in self.index.symbols.items()
-            if symbol.name == name and (d := self.index.definition(usr)) is not None and d.path == path
+            for usr in self.subjects
+            if self.name(usr) == name and (d := self.index.definition(usr)) is not None and d.path == path
         ]
         assert len(found) == 1, f"{name} in {defined_in}: {found}"
         return found[0]
@@ -672,9 +675,9 @@ class Script:
 
     # asking and judging ------------------------------------------------------------------
 
-    def extra_questions(self, step: Step) -> list[Question]:
+    def extra_questions(self, step: Step, least: int, most: int) -> list[Question]:
         pool = [*step.questions, *self.touched, *self.untouched]
-        count = self.draw(st.integers(0, 2), "questions")
+        count = self.draw(st.integers(least, most), "questions")
         return [self.pick(pool, "question") for _ in range(count)]
 
     async def poll(self, step: Step) -> None:
@@ -698,13 +701,14 @@ class Script:
         self.tally.steps[step.kind] += 1
         self.log.append(f"step {len(self.log) + 1} ({step.kind}): {step.text}")
         await self.poll(step)
-        for question in self.extra_questions(step):
+        for question in self.extra_questions(step, 1, 3):
             step.answers.append(await self.asker.ask(question, "after the edit", step.edited_at))
         built = await anyio.to_thread.run_sync(build, self.package)
         self.tally.build_s.append(built.seconds)
+        self.log[-1] += f" (build {built.seconds:.0f} s)"
         if built.ok:
             self.truth = await anyio.to_thread.run_sync(Truth, self.package)
-            for question in self.extra_questions(step):
+            for question in self.extra_questions(step, 1, 2):
                 step.answers.append(await self.asker.ask(question, "after the build", step.edited_at))
             self.judge_built(step)
             self.touched.extend([step.poll, *step.questions])
@@ -713,7 +717,7 @@ class Script:
         self.log[-1] += f" -> the build fails, rejecting {sorted(self.rel(p) for p in built.rejected)}"
         if step.kind == "undo":
             raise AssertionError(f"an undo did not compile:\n{self.describe()}\n{built.output}")
-        for question in self.extra_questions(step):
+        for question in self.extra_questions(step, 0, 2):
             step.answers.append(await self.asker.ask(question, "after the failed build", step.edited_at))
         self.judge_failed(step, built)
         undo = Step(
@@ -807,6 +811,7 @@ async def run_script(
                 await script.run_step(kind)
         finally:
             tally.scripts += 1
+            tally.script_logs.append(script.log)
 
 
 def snapshot(package: Path) -> None:
