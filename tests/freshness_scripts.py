@@ -17,7 +17,8 @@ drawn from the package as the last build left it:
   makes such a call;
 - `delete`: any file of the package's targets (or one a script added), including one whose
   declarations are used elsewhere: then the build fails;
-- `insert lines`: one to three comment lines at the top of a file;
+- `insert lines`: one to three comment lines at the top of a Swift file (one the build does
+  not compile too: a target's excluded file, a file in no target);
 - `rename`: a declaration and every site of it in its own file (the last build's sites),
   to `<name>Prop<n>`; used elsewhere, the build fails;
 - `no compile`: a syntax error, or a type error, appended to a file.
@@ -32,8 +33,9 @@ usr and new name) and about a few symbols no step touches: `find_references` (by
 `find_definition` (by usr) and `find_symbol` (by name). Moments: a step's first question
 (its *poll*) comes at once or up to half a second after the edit and is asked again every
 0.2 s until it says `complete` (or `stale` with `overlay_failed`: it will not change until
-the file does) or 15 s pass; up to two more questions follow it, then the build, then up to
-two after the build (after a failed build too, before the undo).
+the file does) or 15 s pass; one to three more questions follow it, then the build, then one
+or two after the build (none to two after a failed build, before the undo). Each script has a
+server (and a database) of its own, with no hook and an empty session ledger.
 
 **Truth** for a step whose build succeeds, from the live index of the rebuilt store:
 - `find_references(usr)`: the (path, line, column) of every occurrence of the usr in a live
@@ -53,7 +55,10 @@ every answer is fresh"; the server waits 3 s for the overlay, the rest is the ba
 re-index); the time it took is reported per kind of step.
 
 **When the build fails**, the truth is "does not compile": the compiler's errors name the
-files it rejects (`F`, from its `path:line:column: error:` lines). A file in `F` has no
+files it rejects (`F`, from its `path:line:column: error:` lines, and the linker's
+`path:line: error:` when an incremental build left a file using what changed uncompiled).
+The answers judged are those from the failing edit until its undo is written, those asked
+after the failed build included. A file in `F` has no
 index that describes it (the compiler cannot resolve what it says), so an answer that says
 `complete` is a lie when
 - (a) it names a site in a file of `F` (a reference, the definition, a candidate's
@@ -61,8 +66,8 @@ index that describes it (the compiler cannot resolve what it says), so an answer
 - (b) the symbol it is about had a site in a file of `F` at the last successful build: its
   sites there are unknown now, whatever the answer lists.
 An answer about a symbol with no site in `F`, before or now, is not judged (the program has
-no build to compare with); such answers are counted apart. A failed build with no file
-named (a linker error) judges nothing and is reported.
+no build to compare with); such answers are counted apart. A failed build that names no
+Swift file judges nothing and is reported.
 """
 
 from __future__ import annotations
@@ -178,8 +183,8 @@ class Tally:
 
     label: str
     answers: int = 0
-    compared: int = 0
-    """`complete` answers compared site for site with a successful build."""
+    compared: Counter[str] = field(default_factory=Counter)
+    """`complete` answers compared site for site with a successful build, per tool."""
     judged_failed: int = 0
     """`complete` answers judged against a failed build (rules a and b)."""
     unjudged_failed: int = 0
@@ -204,8 +209,9 @@ class Tally:
             f"({', '.join(f'{k} {n}' for k, n in sorted(self.steps.items()))}), "
             f"builds that failed: {dict(sorted(self.failed_builds.items())) or 'none'}; "
             f"{elapsed:.0f} s in all, builds {sum(self.build_s):.0f} s",
-            f"{self.label}: {self.answers} answers checked, {self.compared} complete answers compared "
-            f"site for site with the build, {self.judged_failed} complete answers judged against a failed "
+            f"{self.label}: {self.answers} answers checked, {self.compared.total()} complete answers "
+            f"compared site for site with the build ({', '.join(f'{t} {n}' for t, n in sorted(self.compared.items()))}), "
+            f"{self.judged_failed} complete answers judged against a failed "
             f"build ({self.unjudged_failed} more about symbols the failure does not reach), {self.stale} "
             f"stale, {self.errors} errors; lies: {len(self.lies)}; not fresh within "
             f"{FRESH_WITHIN_S:g} s: {len(self.not_fresh)}",
@@ -738,7 +744,7 @@ class Script:
                 continue
             if answer.moment == "poll" and first_complete is None:
                 first_complete = answer.since_edit_s
-            self.tally.compared += 1
+            self.tally.compared[answer.question.tool] += 1
             truth = self.truth.sites(answer.question)
             if answer.sites != truth:
                 self.lie(
