@@ -90,7 +90,7 @@ def test_an_answer_never_says_complete_when_it_is_not(
         run_property(SPEC, built_canary, tally, tmp_path, watch=watch, examples=SCRIPTS, steps=6)
     finally:
         MEASURED.extend(tally.lines())
-    assert tally.scripts == SCRIPTS
-    assert tally.compared.total() >= 6 * SCRIPTS, "too few complete answers compared to prove anything"
     assert not tally.lies, "\n".join(tally.lies)
     assert not tally.not_fresh, "\n".join(tally.not_fresh)
+    assert tally.scripts == SCRIPTS
+    assert tally.compared.total() >= 6 * SCRIPTS, "too few complete answers compared to prove anything"
