@@ -748,7 +748,6 @@ class Script:
             truth = self.truth.sites(answer.question)
             if answer.sites != truth:
                 self.lie(
-                    step,
                     answer,
                     f"missing {sorted(truth - answer.sites, key=str)[:6]} "
                     f"unexpected {sorted(answer.sites - truth, key=str)[:6]} (the build has {len(truth)})",
@@ -778,9 +777,9 @@ class Script:
                 why.append(f"(a) it names sites in {sorted(self.rel(p) for p in named)}")
             if had:
                 why.append(f"(b) at the last build it had sites in {sorted(self.rel(p) for p in had)}")
-            self.lie(step, answer, "complete while the compiler rejects: " + "; ".join(why))
+            self.lie(answer, "complete while the compiler rejects: " + "; ".join(why))
 
-    def lie(self, step: Step, answer: Answer, what: str) -> None:
+    def lie(self, answer: Answer, what: str) -> None:
         self.tally.lies.append(
             f"{answer.describe()}: {what}\n  script so far:\n    " + "\n    ".join(self.log)
         )
