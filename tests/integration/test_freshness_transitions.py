@@ -37,7 +37,11 @@ def watch(request: pytest.FixtureRequest) -> bool:
 def scratch(built_copy: Path) -> Iterator[list[Path]]:
     """Files a test creates (removed after it), and files it changes (put back after it)."""
     created: list[Path] = []
-    before = {path: path.read_bytes() for path in (built_copy / "Sources").rglob("*.swift")}
+    before = {
+        path: path.read_bytes()
+        for top in ("Sources", "Tests")
+        for path in (built_copy / top).rglob("*.swift")
+    }
     yield created
     for path in created:
         path.unlink(missing_ok=True)
@@ -209,3 +213,28 @@ async def test_wait_for_fresh_returns_fresh_for_a_new_file_without_a_build(
         waited = await engine.wait_for_fresh([str(new)], project_path=project, timeout_s=30)
         assert waited.fresh, waited.to_json()
         assert [str(f.state) for f in waited.files] == ["fresh"]
+
+
+async def test_a_declaration_added_to_a_library_and_called_from_its_tests_is_fresh_without_a_build(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    """The call is in another module (the tests): it compiles only against the library as it
+    is now, which the overlay emits for it (the build's module does not have the function)."""
+    project = str(built_copy)
+    library = built_copy / CORE / "Box.swift"
+    tests = built_copy / "Tests" / "CanaryCoreTests" / "TicketTests.swift"
+    async with Engine(config(tmp_path, watch)) as engine:
+        await engine.settle(project_path=project)
+        library.write_text(library.read_text() + "\npublic func freshlyAdded() -> Int { 1 }\n")
+        lines = tests.read_text().splitlines()
+        tests.write_text("\n".join([*lines, "", "func callsTheNewOne() -> Int { freshlyAdded() }", ""]))
+        first = await engine.find_references("freshlyAdded()", project_path=project)
+        if str(first.freshness.completeness) == "complete":  # in time: it must be the truth
+            assert (str(tests), len(lines) + 2, 32) in sites(first)
+        waited = await engine.wait_for_fresh([str(library), str(tests)], project_path=project, timeout_s=60)
+        assert waited.fresh, waited.to_json()
+        found = await engine.find_references("freshlyAdded()", project_path=project)
+        assert str(found.freshness.completeness) == "complete", [
+            (str(w.code), w.message[:300]) for w in found.freshness.warnings
+        ]
+        assert (str(tests), len(lines) + 2, 32) in sites(found)

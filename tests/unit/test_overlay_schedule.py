@@ -79,3 +79,22 @@ def test_a_stopping_actor_hands_back_every_waiting_question() -> None:
     schedule.asked([A], "one", now=0.0)
     schedule.asked([B], "two", now=0.0)
     assert sorted(schedule.close()) == ["one", "two"]
+
+
+def test_a_failed_file_is_tried_again_once_another_file_of_the_project_changed() -> None:
+    """A.swift failed because B removed what it used; B put back (a new change generation)
+    must let A compile again, though A itself did not change."""
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A], "question", now=0.0)
+    number, _paths, _tried = schedule.start_batch(now=0.0, generation=3) or (0, (), {})
+    schedule.reported(number, Failed(A, WarningCode.OVERLAY_FAILED, "cannot find 'b' in scope", 42), 0.1, 3)
+    schedule.batch_over(number)
+    schedule.asked([A], "same generation", now=0.2)
+    same = schedule.start_batch(now=0.2, generation=3)
+    assert same is not None
+    assert same[2] == {A: 42}  # A unchanged: its failure stands
+    schedule.batch_over(same[0])
+    schedule.asked([A], "after B changed", now=0.3)
+    later = schedule.start_batch(now=0.3, generation=4)
+    assert later is not None
+    assert later[2] == {}  # compiled again

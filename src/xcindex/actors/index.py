@@ -582,7 +582,7 @@ class IndexActor:
             if isinstance(outcome, Landed) and outcome.suspects:
                 self._tree.tracker.suspect(outcome.suspects)
                 self._overlay_soon(set(outcome.suspects))
-            done = self._overlay.reported(request.batch, outcome, now)
+            done = self._overlay.reported(request.batch, outcome, now, self._tree.tracker.generation)
         elif isinstance(request, OverlayBatchOver):
             envelope.close()
             done = self._overlay.batch_over(request.batch)
@@ -592,7 +592,7 @@ class IndexActor:
             waiter.reply_nowait(landed)
 
     def _start_overlay_batch(self, tg: TaskGroup) -> None:
-        batch = self._overlay.start_batch(anyio.current_time())
+        batch = self._overlay.start_batch(anyio.current_time(), self._tree.tracker.generation)
         if batch is not None:
             tg.start_soon(self._overlay_batch, *batch, frozenset(self._tree.tracker.suspects))
 

@@ -376,7 +376,10 @@ class WatchedTree:
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
         self.tracker.classified(result, snapshot)
-        self.changes = result.changes
+        before, after = self.changes, result.changes
+        if (set(before.pending), set(before.gone)) != (set(after.pending), set(after.gone)):
+            self.tracker.generation += 1  # what sweeps (no watch) found changed: retry failures
+        self.changes = after
 
     def close(self) -> None:
         if self.watch is not None:

@@ -31,10 +31,11 @@ from xcindex.overlay.arguments import (
     SourceMap,
     build_dir_for_store,
     description_mtime_ns,
+    load_dependencies,
     load_invocations,
 )
 from xcindex.overlay.changes import declared_in, users_of_orphans
-from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, index_file
+from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, emit_modules, index_file
 from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
@@ -112,6 +113,9 @@ class OverlayFailure:
     code: WarningCode
     message: str
     file_mtime_ns: int
+    generation: int = 0
+    """The project's change generation when it failed: a file that did not compile may once
+    another file changed (a declaration it used put back), so it is tried again then."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +220,9 @@ class OverlaySchedule(Generic[W]):
             return None
         return min(self._due.values())
 
-    def start_batch(self, now: float) -> tuple[int, tuple[str, ...], dict[str, int]] | None:
+    def start_batch(
+        self, now: float, generation: int = 0
+    ) -> tuple[int, tuple[str, ...], dict[str, int]] | None:
         """The next batch to run (its number, its files, the failed files' mtimes), if one
         is due and none runs."""
         if self._batch is not None:
@@ -229,10 +235,16 @@ class OverlaySchedule(Generic[W]):
             del self._due[path]
         self._batches += 1
         self._batch = _Batch(self._batches, paths)
-        tried = {path: failure.file_mtime_ns for path, failure in self.failures.items()}
+        tried = {
+            path: failure.file_mtime_ns
+            for path, failure in self.failures.items()
+            if failure.generation == generation
+        }
         return self._batches, paths, tried
 
-    def reported(self, batch: int, outcome: OverlayOutcome, now: float) -> list[tuple[W, list[str]]]:
+    def reported(
+        self, batch: int, outcome: OverlayOutcome, now: float, generation: int = 0
+    ) -> list[tuple[W, list[str]]]:
         """Take in one file's outcome; returns the waiters it completes, with what landed."""
         if self._batch is None or self._batch.number != batch:
             return []
@@ -250,7 +262,9 @@ class OverlaySchedule(Generic[W]):
             self._due[path] = now if waited else max(self._due.get(path, 0.0), now + self.debounce_s)
             return []  # its waiters wait for the retry
         elif isinstance(outcome, Failed):
-            self.failures[path] = OverlayFailure(outcome.code, outcome.message, outcome.file_mtime_ns)
+            self.failures[path] = OverlayFailure(
+                outcome.code, outcome.message, outcome.file_mtime_ns, generation
+            )
         elif isinstance(outcome, Dropped):
             self.failures.pop(path, None)
             self.live.discard(path)
@@ -313,6 +327,10 @@ class OverlayCompiler:
         self.workers = workers
         self._sources: tuple[int, SourceMap] | None = None
 
+    def _built_ns(self) -> int:
+        """When the last build wrote its description (its sources are as of then)."""
+        return description_mtime_ns(build_dir_for_store(self.store_path))
+
     def source_map(self) -> SourceMap | None:
         """The build description's modules (re-read when it changes); None without one."""
         build_dir = build_dir_for_store(self.store_path)
@@ -321,7 +339,10 @@ class OverlayCompiler:
             return None
         if self._sources is None or self._sources[0] != stamp:
             try:
-                self._sources = (stamp, SourceMap.from_invocations(load_invocations(build_dir)))
+                self._sources = (
+                    stamp,
+                    SourceMap.from_invocations(load_invocations(build_dir), load_dependencies(build_dir)),
+                )
             except (OSError, ValueError):
                 return None
         return self._sources[1]
@@ -347,7 +368,7 @@ class OverlayCompiler:
                 f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
                 "last build's index until rebuilt.",
             )
-        invocation = sources.invocation_for(path, built_ns=description_mtime_ns(build_dir))
+        invocation = sources.invocation_for(path, built_ns=self._built_ns())
         if invocation is None:
             return NotIndexed(
                 path,
@@ -405,7 +426,22 @@ class OverlayCompiler:
         if isinstance(invocation, NotIndexed):
             return Failed(path, invocation.code, invocation.message, current)
         started = time.perf_counter()
-        outcome = await index_file(path, invocation, self.place)
+        # The modules it imports whose files changed since the build: emitted as they are now.
+        sources = self.source_map()
+        changed = (
+            []
+            if sources is None
+            else await anyio.to_thread.run_sync(
+                lambda: sources.changed_dependencies(invocation.module_name, built_ns=self._built_ns())
+            )
+        )
+        if changed:
+            failure = await emit_modules(changed, self.place, path)
+            if failure is not None:
+                return Failed(path, failure.code, failure.message, current)
+        outcome = await index_file(
+            path, invocation, self.place, modules=self.place.modules if changed else None
+        )
         if isinstance(outcome, NotIndexed):
             return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
