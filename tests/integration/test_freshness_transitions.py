@@ -238,3 +238,18 @@ async def test_a_declaration_added_to_a_library_and_called_from_its_tests_is_fre
             (str(w.code), w.message[:300]) for w in found.freshness.warnings
         ]
         assert (str(tests), len(lines) + 2, 32) in sites(found)
+
+
+async def test_a_package_copied_with_its_build_answers_about_the_copy_only(
+    built_copy: Path, tmp_path: Path
+) -> None:
+    """The copy's store still holds the original's units (they name the original's files,
+    which exist): an answer about the copy must not list the other folder's sites, and a
+    declaration renamed in the copy is not "still declared" by the original's file."""
+    project = str(built_copy)
+    async with Engine(config(tmp_path, True)) as engine:
+        found = await engine.find_references("displayName", project_path=project)
+        paths = {s.occurrence.path for s in found.sites}
+        assert paths, "displayName has sites in the fixture"
+        assert all(path.startswith(project + "/") for path in paths), sorted(paths - {project})
+        assert (str(built_copy / CORE / "UserRepository.swift"), 13, 29) in sites(found)

@@ -573,16 +573,16 @@ class IndexActor:
             self._overlay.edited(request.paths, now)
             envelope.reply_nowait(None)
         elif isinstance(request, GetOverlay):
-            envelope.reply_nowait(self._overlay.snapshot())
+            envelope.reply_nowait(self._overlay.snapshot(self._tree.tracker.generation))
         elif isinstance(request, OverlayReport):
             envelope.close()  # a report from the actor's own task: nobody waits for a reply
             outcome = request.outcome
             if isinstance(outcome, Landed | Checked):
-                self._tree.tracker.cleared(outcome.path)
+                self._tree.cleared(outcome.path)
             if isinstance(outcome, Landed) and outcome.suspects:
                 self._tree.tracker.suspect(outcome.suspects)
                 self._overlay_soon(set(outcome.suspects))
-            done = self._overlay.reported(request.batch, outcome, now, self._tree.tracker.generation)
+            done = self._overlay.reported(request.batch, outcome, now)
         elif isinstance(request, OverlayBatchOver):
             envelope.close()
             done = self._overlay.batch_over(request.batch)

@@ -32,14 +32,15 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
 records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
 (symbol, roles) rather than by symbol alone; 7: a record's occurrences are the id range
 [first_occurrence, last_occurrence] (no index by record), symbols are indexed by a hash
 of their USR (no unique index of the USRs), a unit's module dependencies are its modules
 (the dependency units' names were never read); 8: units carry their output file (a unit
-whose object file a failed compile removed is not trusted)."""
+whose object file a failed compile removed is not trusted); 9: the store's package is
+recorded, and units another package's build wrote (a copied `.build`) are not live."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

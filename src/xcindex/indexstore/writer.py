@@ -16,8 +16,11 @@ from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
 from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
+from xcindex.project.store_layout import from_another_package
 from xcindex.project.store_layout import is_generated_source as is_generated_source
 
+OWN_PACKAGE = "own_package"
+"""Meta key: the SwiftPM package whose `.build` holds the store (see `from_another_package`)."""
 LIVE_UNITS_PENDING = "live_units_pending"
 """Meta key set in the transaction that changes units, cleared in the one that recomputes
 which are live: a process killed in between leaves it set, and the next refresh finishes."""
@@ -298,11 +301,23 @@ class WriteSide:
             "INSERT OR REPLACE INTO failures(name, kind, mtime_ns, message) VALUES (?,?,?,?)", failures
         )
 
+    def set_own_package(self, package: str | None) -> None:
+        if package is None:
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (OWN_PACKAGE,))
+        else:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (OWN_PACKAGE, package)
+            )
+
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the
         build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
         is the newest unit for that file, unless a failed compile wrote it (`failed_compile`):
-        then any other unit of the file (the overlay's) comes first."""
+        then any other unit of the file (the overlay's) comes first. A unit another
+        package's build wrote (a copied `.build`) is never live."""
+        found = self._conn.execute("SELECT value FROM meta WHERE key = ?", (OWN_PACKAGE,)).fetchone()
+        package = str(found[0]) if found else None
+        real: dict[str, str] = {}
         rows = self._conn.execute(
             "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system, u.output_file FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
@@ -315,6 +330,7 @@ class WriteSide:
                 or not path
                 or is_generated_source(path)
                 or not os.path.exists(path)
+                or from_another_package(str(output_file or ""), package, real)
             ):
                 continue
             rank = (not failed_compile(str(output_file)), int(mtime), int(unit_id))

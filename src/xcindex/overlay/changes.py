@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xcindex.indexstore.database import Database
@@ -72,6 +72,9 @@ class Classified:
     pending: tuple[str, ...] = field(default=())
     suspects: tuple[str, ...] = ()
     """Users of the declarations of the files found gone."""
+    swept_files: int | None = None
+    """On a sweep, a fingerprint of every Swift file's path and modification time (what a
+    watch would have reported as touched); None otherwise."""
 
 
 @dataclass
@@ -283,7 +286,14 @@ def classify(db: Database, job: ToClassify) -> Classified:
         job.watching,
         tuple(sorted((suspects | job.suspects) - set(gone))),
     )
-    return Classified(changes, tuple(current), job.sweep, (*edited, *new, *outside), tuple(sorted(suspects)))
+    return Classified(
+        changes,
+        tuple(current),
+        job.sweep,
+        (*edited, *new, *outside),
+        tuple(sorted(suspects)),
+        hash(frozenset(on_disk.items())) if job.sweep else None,
+    )
 
 
 _PROJECT_MARKERS = ("Package.swift", ".git")
@@ -339,6 +349,7 @@ class WatchedTree:
         self.tracker = ChangeTracker()
         self.changes = Changes()
         self.opened = False
+        self._swept_files: int | None = None
 
     def open(self, watch: TreeWatch | None, roots: tuple[Path, ...], sources: SourceMap | None) -> None:
         self.watch, self.roots, self.sources, self.opened = watch, roots, sources, True
@@ -376,10 +387,20 @@ class WatchedTree:
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
         self.tracker.classified(result, snapshot)
-        before, after = self.changes, result.changes
-        if (set(before.pending), set(before.gone)) != (set(after.pending), set(after.gone)):
-            self.tracker.generation += 1  # what sweeps (no watch) found changed: retry failures
-        self.changes = after
+        if result.swept_files is not None and result.swept_files != self._swept_files:
+            if self._swept_files is not None:
+                self.tracker.generation += 1  # a sweep saw a file written (a watch touches it)
+            self._swept_files = result.swept_files
+        self.changes = result.changes
+
+    def cleared(self, path: str) -> None:
+        """The compiler checked `path` (or re-indexed it): not a suspect any more, in the
+        changes a quiet watch answers with as well as in the tracker."""
+        self.tracker.cleared(path)
+        if path in self.changes.suspects:
+            self.changes = replace(
+                self.changes, suspects=tuple(p for p in self.changes.suspects if p != path)
+            )
 
     def close(self) -> None:
         if self.watch is not None:

@@ -140,6 +140,18 @@ def _signature(path: str) -> tuple[int, int] | None:
     return (stat.st_mtime_ns, stat.st_size)
 
 
+def compiler_errors(stdout: bytes, stderr: bytes) -> str:
+    """The compiler's diagnostics from its first error on, without the driver's summary
+    ("... command failed with exit code 1 (use -v to see invocation)"), which says nothing."""
+    lines = [
+        line
+        for line in (stderr + b"\n" + stdout).decode(errors="replace").splitlines()
+        if line.strip() and "(use -v to see invocation)" not in line
+    ]
+    first = next((i for i, line in enumerate(lines) if "error:" in line), 0)
+    return "\n".join(lines[first:]).strip()
+
+
 def _module_stamp(invocation: ModuleInvocation) -> str:
     """What an emitted module was made from: its sources and their modification times."""
     parts = [
@@ -176,7 +188,7 @@ async def emit_modules(changed: list[ModuleInvocation], place: OverlayPlace, pat
                 f"not compiled within {COMPILE_TIMEOUT_S:g} s.",
             )
         if result.returncode != 0:
-            errors = result.stderr.decode(errors="replace").strip()
+            errors = compiler_errors(result.stdout, result.stderr)
             stamp_file.unlink(missing_ok=True)
             return NotIndexed(
                 path,
@@ -245,7 +257,7 @@ async def _compile(
         )
     duration = time.perf_counter() - started
     if result.returncode != 0:
-        errors = result.stderr.decode(errors="replace").strip()
+        errors = compiler_errors(result.stdout, result.stderr)
         log.info("overlay_compile_failed", path=path, returncode=result.returncode, duration_s=duration)
         return NotIndexed(
             path,

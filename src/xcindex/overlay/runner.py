@@ -170,6 +170,9 @@ class _Waiting(Generic[W]):
 class _Batch:
     number: int
     paths: tuple[str, ...]
+    generation: int
+    """The project's change generation when it started: a failure is as of then (a change
+    made while it compiled may be what the failed file needed)."""
     reported: set[str] = field(default_factory=set)
 
 
@@ -234,7 +237,7 @@ class OverlaySchedule(Generic[W]):
         for path in paths:
             del self._due[path]
         self._batches += 1
-        self._batch = _Batch(self._batches, paths)
+        self._batch = _Batch(self._batches, paths, generation)
         tried = {
             path: failure.file_mtime_ns
             for path, failure in self.failures.items()
@@ -242,9 +245,7 @@ class OverlaySchedule(Generic[W]):
         }
         return self._batches, paths, tried
 
-    def reported(
-        self, batch: int, outcome: OverlayOutcome, now: float, generation: int = 0
-    ) -> list[tuple[W, list[str]]]:
+    def reported(self, batch: int, outcome: OverlayOutcome, now: float) -> list[tuple[W, list[str]]]:
         """Take in one file's outcome; returns the waiters it completes, with what landed."""
         if self._batch is None or self._batch.number != batch:
             return []
@@ -263,7 +264,7 @@ class OverlaySchedule(Generic[W]):
             return []  # its waiters wait for the retry
         elif isinstance(outcome, Failed):
             self.failures[path] = OverlayFailure(
-                outcome.code, outcome.message, outcome.file_mtime_ns, generation
+                outcome.code, outcome.message, outcome.file_mtime_ns, self._batch.generation
             )
         elif isinstance(outcome, Dropped):
             self.failures.pop(path, None)
@@ -306,11 +307,14 @@ class OverlaySchedule(Generic[W]):
         self._waiting.clear()
         return waiters
 
-    def snapshot(self) -> OverlaySnapshot:
-        pending = {*self._due, *(self._batch.paths if self._batch else ())}
+    def snapshot(self, generation: int = 0) -> OverlaySnapshot:
+        """What answers say about the overlay. A failure from before the project's last
+        change (`generation`) is not the word on the file any more: it is tried again."""
+        current = {p: f for p, f in self.failures.items() if f.generation == generation}
+        pending = {*self._due, *(self._batch.paths if self._batch else ()), *(self.failures.keys() - current)}
         return OverlaySnapshot(
             self.version,
-            tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in self.failures.items())),
+            tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in current.items())),
             tuple(sorted(pending)),
             self.last_duration_s,
             tuple(sorted(self.live)),
