@@ -5,6 +5,7 @@ says (docs/tools.md, "Freshness"); sites are checked by hand against the files w
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -95,6 +96,27 @@ async def test_a_call_written_from_a_shell_in_a_file_no_answer_named_counts_at_o
         assert sites(after) - sites(before) == {(str(ticket), len(lines) + 2, 23)}
         assert str(after.freshness.completeness) == "complete"
         assert str(ticket) in after.freshness.overlay_files
+
+
+async def test_an_edit_put_back_with_its_old_time_stops_counting_at_once(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    # `cp -p`, `touch -r` or an undo that keeps times: the file is older than what the
+    # overlay compiled from it, yet not newer than the build. The overlay's sites go.
+    project = str(built_copy)
+    ticket = built_copy / CORE / "Ticket.swift"
+    original = ticket.read_text()
+    times = ticket.stat()
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        ticket.write_text(original + "\nfunc makeService() -> UserService? { nil }\n")
+        edited = await engine.find_references("UserService", project_path=project)
+        assert len(sites(edited) - sites(before)) == 1
+        ticket.write_text(original)
+        os.utime(ticket, ns=(times.st_atime_ns, times.st_mtime_ns))
+        after = await engine.find_references("UserService", project_path=project)
+        assert sites(after) == sites(before)
+        assert str(after.freshness.completeness) == "complete"
 
 
 async def test_a_deleted_file_stops_counting_at_once(
