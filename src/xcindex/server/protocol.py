@@ -23,7 +23,8 @@ from typing import Any
 
 import pydantic_core
 
-from xcindex.engine.registry import TOOLS, ToolDecl
+from xcindex.engine.declaration import ToolDecl
+from xcindex.engine.registry import TOOLS
 from xcindex.server.calls import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, ToolResult, input_schema
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

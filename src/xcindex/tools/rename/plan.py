@@ -24,6 +24,7 @@ from xcindex.indexstore.model import Role
 from xcindex.tools.arguments import MAX_TEXT, LocationArgs, Text
 from xcindex.tools.budget import fitting, json_size
 from xcindex.tools.common import canonical_occurrence, file_is_stale
+from xcindex.tools.limits import DEFAULT_MAX_RANGES
 from xcindex.tools.references import overriding_sites, source_occurrences
 from xcindex.tools.rename.checks import (
     ATTRIBUTE_LINES_ABOVE,
@@ -43,7 +44,6 @@ from xcindex.tools.rename.scan import (
 from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
 from xcindex.vocabulary import RangeReason, RefusalReason, Tier, WarningCode
 
-DEFAULT_MAX_RANGES = 500
 MAX_MENTIONS = 100
 """Safety-net sites listed per list in a plan's JSON (the counts are always whole)."""
 MAX_RANGES = 5000
