@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TypeAlias, cast
 
 import anyio
+import anyio.to_thread
 from anyio.abc import AnyByteReceiveStream, TaskGroup
 
 from xcindex._log import get_logger
@@ -316,9 +317,8 @@ class LspActor:
     async def _handshake(self, client: LspClient, context: str) -> None:
         try:
             with anyio.fail_after(self._config.initialize_timeout):
-                params = initialize_params(
-                    self.root, initialization_options=initialization_options(self.root, self._config)
-                )
+                options = await anyio.to_thread.run_sync(initialization_options, self.root, self._config)
+                params = initialize_params(self.root, initialization_options=options)
                 await client.initialize(params, timeout=math.inf)
                 await client.initialized()
         except Exception as exc:

@@ -215,14 +215,15 @@ async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool
     if plan.refusal is not None:
         return plan
     if reconcile if reconcile is not None else core.config.reconcile:
-        plan = await _reconcile(core, plan, project_path, location)
+        # The files changed since the build: sourcekit-lsp's store does not describe them.
+        plan = await _reconcile(core, plan, project_path, location, frozenset(stale))
     # After reconciliation, so that sites sourcekit-lsp added count as covered.
     plan = await core.query(location, lambda db: with_safety_net(db, plan, project_root))
     return replace(plan, offset=offset)
 
 
 async def _reconcile(
-    core: EngineCore, plan: RenamePlan, project_path: str | None, location: Location
+    core: EngineCore, plan: RenamePlan, project_path: str | None, location: Location, changed: frozenset[str]
 ) -> RenamePlan:
     """Find the workspace root and the pool, then reconcile (tools/rename_reconcile.py)."""
     try:
@@ -246,7 +247,7 @@ async def _reconcile(
                 (error.code, error.message),
             ],
         )
-    return await reconcile_plan(plan, pool, root)
+    return await reconcile_plan(plan, pool, root, changed)
 
 
 async def wait_for_fresh(core: EngineCore, args: WaitForFreshArgs) -> FreshWaitAnswer:
