@@ -36,11 +36,10 @@ from xcindex.lsp.config import LspPoolConfig
 async def reconciled_plans(
     root: Path, cache: Path, renames: Sequence[tuple[str, str]], *, read_build: bool = True
 ) -> dict[str, Any]:
-    """With `cache` empty: the first ingestion (a find_symbol), then the first reconciled
-    plan (sourcekit-lsp started, ready and asked), then every other rename and the first one
-    again (later plans), then the first one from the index alone (what the plan itself costs)."""
-    shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
+    """With `cache` an empty folder: the first ingestion (a find_symbol), then the first
+    reconciled plan (sourcekit-lsp started, ready and asked), then every other rename and the
+    first one again (later plans), then the first one from the index alone (what the plan
+    itself costs)."""
     where = str(root)
     config = EngineConfig(lsp=LspPoolConfig(scratch_root=cache / "sourcekit-lsp", read_build=read_build))
     plans: list[dict[str, Any]] = []
@@ -110,9 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = Path(tempfile.mkdtemp(prefix="xcindex-bench-rename-"))
     try:
         with corpus_lock(root):
-            result = anyio.run(
-                lambda: reconciled_plans(root, cache / "cache", pairs, read_build=not args.own_index)
-            )
+            result = anyio.run(lambda: reconciled_plans(root, cache, pairs, read_build=not args.own_index))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(json.dumps(result, indent=1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xcindex.tools.rename.plan import RenamePlan, RenameRange
-from xcindex.tools.rename.reconcile import LspRange, not_in_changed, disputed_sites, reconcile, settle
+from xcindex.tools.rename.reconcile import LspRange, disputed_sites, not_in_changed, reconcile, settle
 from xcindex.vocabulary import RangeReason, Tier
 
 USR = "s:1A"
