@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,16 @@ from xcindex.engine import EngineConfig
 from xcindex.lsp.config import LspPoolConfig
 
 
+@dataclass(frozen=True)
+class Rename:
+    name: str
+    new_name: str
+    usr: str | None = None
+    """None: the symbol `name` resolves to (find_symbol)."""
+
+
 async def reconciled_plans(
-    root: Path, cache: Path, renames: Sequence[tuple[str, str]], *, read_build: bool = True
+    root: Path, cache: Path, renames: Sequence[Rename], *, read_build: bool = True
 ) -> dict[str, Any]:
     """With `cache` an empty folder: the first ingestion (a find_symbol), then the first
     reconciled plan (sourcekit-lsp started, ready and asked), then every other rename and the
@@ -47,19 +56,20 @@ async def reconciled_plans(
         async with Engine(config) as engine:
             started = time.perf_counter()
             usrs = []
-            for name, _ in renames:
-                found = await engine.find_symbol(name, project_path=where)
-                if found.resolved is None:
-                    raise SystemExit(f"{name} does not name one symbol in {root}")
-                usrs.append(found.resolved.symbol.usr)
+            for rename in renames:
+                found = await engine.find_symbol(rename.name, project_path=where)
+                usr = rename.usr or (found.resolved.symbol.usr if found.resolved is not None else None)
+                if usr is None:
+                    raise SystemExit(f"{rename.name} does not name one symbol in {root}")
+                usrs.append(usr)
             ingested = time.perf_counter() - started
             order = [*range(len(renames)), 0]
             for position, index in enumerate(order):
                 started = time.perf_counter()
-                plan = await engine.plan_rename(usrs[index], renames[index][1], project_path=where)
+                plan = await engine.plan_rename(usrs[index], renames[index].new_name, project_path=where)
                 plans.append(
                     {
-                        "name": renames[index][0],
+                        "name": renames[index].name,
                         "first": position == 0,
                         "seconds": round(time.perf_counter() - started, 3),
                         "summary": plan.summary(),
@@ -67,7 +77,9 @@ async def reconciled_plans(
                     }
                 )
             started = time.perf_counter()
-            await engine.plan_rename(usrs[0], renames[0][1], project_path=where, reconcile_with_lsp=False)
+            await engine.plan_rename(
+                usrs[0], renames[0].new_name, project_path=where, reconcile_with_lsp=False
+            )
             index_only = time.perf_counter() - started
     later = [plan["seconds"] for plan in plans[1:]]
     return {
@@ -104,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(args.renames) % 2:
         parser.error("renames come in NAME NEW_NAME pairs")
-    pairs = list(zip(args.renames[::2], args.renames[1::2], strict=True))
+    pairs = [Rename(name, new) for name, new in zip(args.renames[::2], args.renames[1::2], strict=True)]
     root = args.package.resolve()
     cache = Path(tempfile.mkdtemp(prefix="xcindex-bench-rename-"))
     try:
