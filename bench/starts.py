@@ -82,7 +82,7 @@ def one_shot_question(root: Path, cache: Path, name: str, runs: int) -> dict[str
     )
 
 
-def _plugin_data(folder: Path) -> Path:
+def plugin_data(folder: Path) -> Path:
     """A plugin data folder holding a ready environment of the plugin's version, made of this
     virtual environment (links), as the plugin's set-up leaves one."""
     version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))["version"]
@@ -127,7 +127,7 @@ def hooks(root: Path, runs: int) -> dict[str, Any]:
     launcher with a ready environment, beside `python -c pass`."""
     payloads = hook_payloads(root)
     with tempfile.TemporaryDirectory(prefix="xcindex-bench-hooks-") as tmp:
-        data = _plugin_data(Path(tmp) / "data")
+        data = plugin_data(Path(tmp) / "data")
         env = {
             **os.environ,
             "TMPDIR": tmp,

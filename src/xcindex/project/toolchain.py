@@ -73,11 +73,11 @@ def _executable(path: str) -> bool:
 
 def _run(command: list[str], environ: Mapping[str, str]) -> str | None:
     """The first line a small Apple tool prints; None when it is absent or fails."""
-    import subprocess  # only where an Apple tool can be run: not on a hook's way
-
     program = which(command[0], environ.get("PATH", os.defpath))
     if program is None:
         return None
+    import subprocess  # only where an Apple tool is there to run: not on a hook's way
+
     try:
         done = subprocess.run(
             [program, *command[1:]],
