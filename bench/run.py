@@ -237,8 +237,9 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
         timings,
         f"{scale}: starts",
         lambda: {
-            "quick": starts.quick_commands(args.iterations),
-            "hooks": starts.hooks(root, args.iterations),
+            # More runs than the warm samples: a whole process is noisier than a call.
+            "quick": starts.quick_commands(max(40, args.iterations)),
+            "hooks": starts.hooks(root, max(40, args.iterations)),
             "one_shot": starts.one_shot_question(root, warm_cache, first.name, max(3, args.iterations // 4)),
         },
     )
