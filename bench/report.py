@@ -689,6 +689,12 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
             merged["scales"].update(results["scales"])
             merged["elapsed_s"] = round(float(merged["elapsed_s"]) + float(results["elapsed_s"]), 1)
             merged["date"] = f"{merged['date']} + {results['date']}"
+            # Each run's own settings, in the same order as the dates.
+            merged["machine"]["xcindex_commit"] = (
+                f"{merged['machine']['xcindex_commit']} + {results['machine']['xcindex_commit']}"
+            )
+            merged["iterations"] = f"{merged['iterations']} + {results['iterations']}"
+            merged["repeats"] = f"{merged['repeats']} + {results['repeats']}"
     return merged
 
 
