@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TypeAlias, cast
 
 import anyio
-import anyio.to_thread
 from anyio.abc import AnyByteReceiveStream, TaskGroup
 
 from xcindex._log import get_logger
@@ -317,7 +316,9 @@ class LspActor:
     async def _handshake(self, client: LspClient, context: str) -> None:
         try:
             with anyio.fail_after(self._config.initialize_timeout):
-                options = await anyio.to_thread.run_sync(initialization_options, self.root, self._config)
+                # On the loop, not in a thread: a few syscalls once per child (the view of the
+                # build), and a thread's wait would let a test's mock clock jump the deadline.
+                options = initialization_options(self.root, self._config)
                 params = initialize_params(self.root, initialization_options=options)
                 await client.initialize(params, timeout=math.inf)
                 await client.initialized()

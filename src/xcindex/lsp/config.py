@@ -65,7 +65,7 @@ def initialization_options(root: Path, config: LspPoolConfig) -> dict[str, JsonV
     """The defaults, plus a scratch path outside the project for a SwiftPM root: a view of
     its build (background indexing off) when it has a built index store and `read_build`,
     else a folder where sourcekit-lsp builds and indexes the package itself. Touches the
-    file system (the view is made here): call it from a worker thread."""
+    file system: the view is made (or brought up to date) here, a few syscalls."""
     options: dict[str, JsonValue] = dict(DEFAULT_INITIALIZATION_OPTIONS)
     if config.scratch_root is None or not (root / "Package.swift").is_file():
         return options
