@@ -148,7 +148,7 @@ class IndexActor:
     ) -> None:
         self.store_path = store_path
         self.workers = workers
-        self.queries: Mapping[str, Callable[[Database, Any, Any], Any]] = queries or {}
+        self.queries: Mapping[str, Callable[[Database, Any, Any], Any]] = {} if queries is None else queries
         self.idle_timeout = idle_timeout
         self.mailbox: Mailbox[IndexRequest, Any] = Mailbox()
         self._db_path = database_path_for(store_path)

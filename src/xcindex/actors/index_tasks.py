@@ -33,6 +33,9 @@ from xcindex.vocabulary import XcindexError
 
 log = get_logger("xcindex.actors.index")
 
+WARM_UP_AFTER_S = 2.0
+"""How long after a store's first refresh a worker is started ahead of need (`warm_up`)."""
+
 Loop = ActorHandle[IndexRequest, Any]
 """The actor's own mailbox, to report back to its loop."""
 
@@ -81,6 +84,9 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
         with anyio.CancelScope(shield=True):
             await loop.tell(outcome)
     if inputs.live is not None:
+        # Later, not now: the questions that opened the store are being answered, and a
+        # worker's start (an interpreter importing cffi) would share the cores with them.
+        await anyio.sleep(WARM_UP_AFTER_S)
         try:
             await inputs.workers.warm_up()
         except Exception as error:  # a refresh will start its own worker, or report why not
