@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.conftest import CANARY, build_package
@@ -53,6 +54,9 @@ def scratch(built_copy: Path) -> Iterator[list[Path]]:
 
 def config(tmp_path: Path, watch: bool) -> EngineConfig:
     return EngineConfig(project_dir=str(tmp_path), watch=watch)
+
+
+Sites = frozenset[tuple[str, int, int]]
 
 
 def sites(answer: object) -> set[tuple[str, int, int]]:
@@ -117,6 +121,59 @@ async def test_an_edit_put_back_with_its_old_time_stops_counting_at_once(
         after = await engine.find_references("UserService", project_path=project)
         assert sites(after) == sites(before)
         assert str(after.freshness.completeness) == "complete"
+
+
+async def test_callers_of_a_changed_signature_that_still_compile_move_to_the_new_declaration(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    # A defaulted parameter added: every call site, unchanged, now calls another function
+    # (a new USR). No answer may say `complete` with the calls still on the old one.
+    project = str(built_copy)
+    service = built_copy / CORE / "UserService.swift"
+    calls = {
+        (str(built_copy / CORE / "AppDelegate.swift"), 13, 47),  # UTF-8 columns: "👋" is 4 bytes
+        (str(built_copy / "Sources/CanaryFeatures/ProfileFeature.swift"), 13, 28),
+        (str(built_copy / "Tests/CanaryCoreTests/FeatureTests.swift"), 7, 24),
+        (str(built_copy / "Tests/CanaryCoreTests/UserServiceTests.swift"), 14, 32),
+        (str(built_copy / "Tests/CanaryCoreTests/UserServiceTests.swift"), 15, 30),
+    }
+    declared = (str(service), 8, 17)
+
+    async def settled(name: str, other: str | None = None) -> tuple[set[Sites], set[Sites]]:
+        """The sites of `name` (and of the USR `other`) once both answers say `complete`;
+        every `complete` answer on the way is returned for checking."""
+        deadline = anyio.current_time() + 15
+        seen: tuple[set[Sites], set[Sites]] = (set(), set())
+        while True:
+            found = await engine.find_symbol(name, project_path=project)
+            assert found.resolved is not None
+            usr = found.resolved.symbol.usr
+            answers = [await engine.find_references(usr=usr, project_path=project)]
+            if other is not None:
+                answers.append(await engine.find_references(usr=other, project_path=project))
+            done = True
+            for kept, answer in zip(seen, answers, strict=False):
+                if str(answer.freshness.completeness) == "complete":
+                    kept.add(frozenset(sites(answer)))
+                else:
+                    done = False
+            if done:
+                return seen
+            assert anyio.current_time() < deadline, [a.freshness for a in answers]
+            await anyio.sleep(0.2)
+
+    async with Engine(config(tmp_path, watch)) as engine:
+        before, _ = await settled("UserService.fetchUser(id:)")
+        assert before == {frozenset({*calls, declared})}
+        old = await engine.find_symbol("UserService.fetchUser(id:)", project_path=project)
+        assert old.resolved is not None
+        text = service.read_text()
+        service.write_text(
+            text.replace("func fetchUser(id: Int)", "func fetchUser(id: Int, cached: Bool = false)")
+        )
+        now, gone = await settled("UserService.fetchUser(id:cached:)", old.resolved.symbol.usr)
+        assert now == {frozenset({*calls, declared})}
+        assert gone == {frozenset()}
 
 
 async def test_a_deleted_file_stops_counting_at_once(

@@ -367,7 +367,7 @@ class IndexActor:
                 first = job.kind is _Kind.FIRST_REFRESH
                 assert self._db is not None
                 inputs = tasks.RefreshInputs(
-                    self._db, self.store_path, self.workers, self._live if first else None
+                    self._db, self.store_path, self.workers, self._live if first else None, start=first
                 )
                 tg.start_soon(tasks.refresh_job, self.mailbox.handle(), inputs, self._running.number, current)
                 return

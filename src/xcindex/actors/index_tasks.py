@@ -47,6 +47,8 @@ class RefreshInputs:
     workers: WorkerPool
     live: LiveUnits | None
     """The first ingestion's early units (None for a later refresh)."""
+    start: bool = False
+    """The actor's first refresh: the overlay's units of an earlier process are forgotten."""
 
 
 async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtime_ns: int) -> None:
@@ -62,7 +64,7 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
             db, inputs.store_path, workers=inputs.workers, progress=progress, live=inputs.live
         )
         dropped, overlay_live = await anyio.to_thread.run_sync(
-            lambda: after_refresh(db, changed=report.changed)
+            lambda: after_refresh(db, changed=report.changed, start=inputs.start)
         )
         if dropped:
             log.info("overlay_superseded", store=str(inputs.store_path), units=dropped)

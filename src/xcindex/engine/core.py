@@ -431,15 +431,20 @@ class EngineCore:
                 landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
             except ActorTimeout:
                 landed = []
-        if landed:
-            covered, _ = await handle.query(overlay_files_in)
-        # A file another question (or the background) re-indexed meanwhile counts as well.
-        if landed or (stale | set(pending)) & covered.keys():
-            answer = await ask()
-        # What is still not indexed as it is now (a suspect the compiler checked is cleared).
+        # What is still not indexed as it is now (a suspect the compiler checked is cleared),
+        # read before the answer is asked again: a file that stopped pending before this
+        # read has its new unit in the database for the question below, and one still
+        # pending is named. (Read after, a check landing in between left an answer from
+        # before it labelled complete.)
         still_pending = (
             list((await handle.changes(timeout=self.config.query_timeout_s)).pending) if pending else []
         )
+        meanwhile = set(pending) - set(still_pending)
+        if landed or meanwhile:
+            covered, _ = await handle.query(overlay_files_in)
+        # A file another question (or the background) re-indexed meanwhile counts as well.
+        if landed or meanwhile or (stale | set(pending)) & covered.keys():
+            answer = await ask()
         if not covered:
             return answer, [], named_edited, still_pending
         # A file re-indexed for this answer counts even when it no longer names a site

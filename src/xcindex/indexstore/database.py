@@ -32,7 +32,7 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
 records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
 (symbol, roles) rather than by symbol alone; 7: a record's occurrences are the id range
@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS units (
     is_test INTEGER NOT NULL DEFAULT 0,
     live INTEGER NOT NULL DEFAULT 0,
     digest BLOB NOT NULL DEFAULT x'',
-    output_file TEXT NOT NULL DEFAULT ''
+    output_file TEXT NOT NULL DEFAULT '',
+    checked_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS units_main_file ON units(main_file_id);
 CREATE TABLE IF NOT EXISTS records (
@@ -214,6 +215,12 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
                 " WHERE u.live = 1 AND u.name LIKE 'overlay:%'"
             )
         }
+
+    def overlay_unit_names(self) -> list[str]:
+        """Every freshness-overlay unit, live or not."""
+        return [
+            str(name) for (name,) in self._conn.execute("SELECT name FROM units WHERE name LIKE 'overlay:%'")
+        ]
 
     def superseded_overlay_units(self) -> list[str]:
         """Freshness-overlay units that are no longer live (a build's newer unit took over,

@@ -394,12 +394,14 @@ async def ingest_overlay(
     main_file: str,
     file_mtime_ns: int,
     workers: WorkerPool,
+    checked_ns: int = 0,
 ) -> bool:
     """Take the overlay's units for `main_file` into the database as the file's live units.
 
     Each unit is stored as `overlay:<name>` with the edited file's mtime as its own: the
     answers then read the file as fresh, and the build's next unit for it (written later,
-    so newer) takes over. Returns False when a unit or record could not be read (nothing
+    so newer) takes over. `checked_ns`: the file did not change, a declaration it uses did;
+    the units count as of then (writer.recompute_live_units). Returns False when a unit or record could not be read (nothing
     is changed then)."""
     store = str(overlay_store)
     results = await _read_isolating_crashes(workers, "read_units", store, list(unit_names))
@@ -418,6 +420,8 @@ async def ingest_overlay(
         replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns, output_file="") for u in units
     ]
     await anyio.to_thread.run_sync(db.replace_units, renamed, _test_units(renamed))
+    if checked_ns:
+        await anyio.to_thread.run_sync(db.mark_checked, [u.name for u in renamed], checked_ns)
     await anyio.to_thread.run_sync(db.recompute_live_units)
     await anyio.to_thread.run_sync(db.collect_garbage)
     return True

@@ -309,17 +309,27 @@ class WriteSide:
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (OWN_PACKAGE, package)
             )
 
+    def mark_checked(self, names: Sequence[str], checked_ns: int) -> None:
+        """These (overlay) units were compiled at `checked_ns` from a file older than that."""
+        self._conn.executemany(
+            "UPDATE units SET checked_ns = ? WHERE name = ?", [(checked_ns, n) for n in names]
+        )
+
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the
         build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
         is the newest unit for that file, unless a failed compile wrote it (`failed_compile`):
-        then any other unit of the file (the overlay's) comes first. A unit another
+        then any other unit of the file (the overlay's) comes first. An overlay unit of a file
+        that did not change, compiled again because a declaration it used changed (a suspect),
+        counts as of when it was compiled (`checked_ns`), so that it outranks the build's unit
+        compiled before that change, and a later build's outranks it. A unit another
         package's build wrote (a copied `.build`) is never live."""
         found = self._conn.execute("SELECT value FROM meta WHERE key = ?", (OWN_PACKAGE,)).fetchone()
         package = str(found[0]) if found else None
         real: dict[str, str] = {}
         rows = self._conn.execute(
-            "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system, u.output_file FROM units u"
+            "SELECT u.id, max(u.mtime_ns, u.checked_ns), u.main_file_id, f.path, u.is_system, u.output_file"
+            " FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
         ).fetchall()
         newest: dict[int, tuple[bool, int, int]] = {}

@@ -65,7 +65,8 @@ class Landed:
 
 @dataclass(frozen=True)
 class Checked:
-    """`path`, a suspect unchanged since its unit, compiles as it is now: its index stands."""
+    """`path`, a suspect unchanged since its unit, compiles as it is now: its new unit (which
+    may bind its calls to other declarations) is live, as of when it compiled."""
 
     path: str
 
@@ -258,6 +259,8 @@ class OverlaySchedule(Generic[W]):
             self.last_duration_s = outcome.duration_s
         elif isinstance(outcome, Checked):
             self.failures.pop(path, None)
+            self.live.add(path)
+            self.version += 1
         elif isinstance(outcome, Failed) and outcome.retry:
             waited = any(path in w.paths for w in self._waiting)
             self._due[path] = now if waited else max(self._due.get(path, 0.0), now + self.debounce_s)
@@ -450,12 +453,10 @@ class OverlayCompiler:
             return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
         indexed = outcome
-        if unchanged:
-            # A suspect that compiles: its build's unit (newer than the file) still describes it.
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(discard_run, outcome.store)
-            log.info("overlay_checked", path=path)
-            return Checked(path)
+        # A suspect that compiles: it may now mean something else (a call that binds to the
+        # changed function's new signature, or to another overload). Its new unit counts as of
+        # now: newer than the build's unit, older than the next build's.
+        checked_ns = time.time_ns() if unchanged else 0
 
         async def ingest(db: Database) -> tuple[bool, set[str]]:
             before = await anyio.to_thread.run_sync(declared_in, db, [path])
@@ -466,6 +467,7 @@ class OverlayCompiler:
                 main_file=path,
                 file_mtime_ns=indexed.file_mtime_ns,
                 workers=self.workers,
+                checked_ns=checked_ns,
             )
             if not ok:
                 return False, set()
@@ -483,16 +485,25 @@ class OverlayCompiler:
                 path, WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
             )
         duration = time.perf_counter() - started
+        if unchanged:
+            log.info("overlay_checked", path=path, duration_s=round(duration, 3))
+            return Checked(path)
         log.info("overlay_landed", path=path, duration_s=round(duration, 3), suspects=len(suspects))
         return Landed(path, duration, tuple(sorted(suspects)))
 
 
-def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]:
+def after_refresh(db: Database, *, changed: bool, start: bool = False) -> tuple[int, tuple[str, ...]]:
     """After a refresh of the build's store: when it changed units, forget the overlay
     units that are no longer live (a build wrote a newer unit for their file, or the file
     is gone), with the records only they used. Returns how many were dropped, and the files
-    whose overlay unit is live."""
-    names = db.superseded_overlay_units() if changed else []
+    whose overlay unit is live.
+
+    At `start` (a new process), every overlay unit is forgotten: one describes its file as
+    compiled against the other files as they were then, and what made its callers suspects
+    (a declaration an edit removed) was known only to the process that saw the edit. The
+    files changed since the build are newer than their build's units, so the first answer
+    that needs them re-indexes them, with their suspects."""
+    names = db.overlay_unit_names() if start else (db.superseded_overlay_units() if changed else [])
     if names:
         _drop(db, names)
     return len(names), tuple(sorted(db.overlay_live_files()))
