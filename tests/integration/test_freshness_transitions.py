@@ -176,6 +176,36 @@ async def test_callers_of_a_changed_signature_that_still_compile_move_to_the_new
         assert gone == {frozenset()}
 
 
+async def test_a_file_moved_with_its_time_kept_still_declares_what_it_declared(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    # `git mv` (a rename keeps the file's time, older than the build): its declarations must
+    # be found at the new path, not vanish from a `complete` answer.
+    project = str(built_copy)
+    ticket = built_copy / CORE / "Ticket.swift"
+    moved = built_copy / CORE / "TicketMoved.swift"
+    line = ticket.read_text().splitlines().index("public struct Ticket: Equatable {") + 1
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_symbol("Ticket", project_path=project)
+        assert [(m.definition and m.definition.path) for m in before.matches] == [str(ticket)]
+        scratch.append(moved)
+        try:
+            ticket.rename(moved)
+            deadline = anyio.current_time() + 15
+            while True:
+                found = await engine.find_symbol("Ticket", project_path=project)
+                if str(found.freshness.completeness) == "complete":
+                    break
+                assert anyio.current_time() < deadline, found.freshness
+                await anyio.sleep(0.2)
+            assert [(m.definition and (m.definition.path, m.definition.line)) for m in found.matches] == [
+                (str(moved), line)
+            ]
+        finally:
+            if moved.exists():
+                moved.rename(ticket)
+
+
 async def test_a_deleted_file_stops_counting_at_once(
     built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
 ) -> None:

@@ -594,10 +594,18 @@ class IndexActor:
     def _start_overlay_batch(self, tg: TaskGroup) -> None:
         batch = self._overlay.start_batch(anyio.current_time(), self._tree.tracker.generation)
         if batch is not None:
-            tg.start_soon(self._overlay_batch, *batch, frozenset(self._tree.tracker.suspects))
+            tracker = self._tree.tracker
+            tg.start_soon(
+                self._overlay_batch, *batch, frozenset(tracker.suspects), frozenset(tracker.appeared)
+            )
 
     async def _overlay_batch(
-        self, batch: int, paths: tuple[str, ...], tried: dict[str, int], checks: frozenset[str]
+        self,
+        batch: int,
+        paths: tuple[str, ...],
+        tried: dict[str, int],
+        checks: frozenset[str],
+        appeared: frozenset[str],
     ) -> None:
         """Re-index `paths` one after the other, reporting each outcome to the loop (a task
         of the actor's: the loop never waits for a compiler). Its database work is a job."""
@@ -617,7 +625,7 @@ class IndexActor:
             for path in paths:
                 try:
                     outcome: OverlayOutcome = await self._compiler.run_one(
-                        use_database, path, tried, check=path in checks
+                        use_database, path, tried, check=path in checks, appeared=appeared
                     )
                 except Exception as error:
                     log.warning("overlay_error", path=path, error=repr(error))

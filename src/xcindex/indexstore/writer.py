@@ -40,6 +40,10 @@ built once at its end (a sort, rather than a random insert per row). Opening the
 recreates them, so a first ingestion killed half-way leaves a usable database."""
 
 
+INDEX_BUILD = "/.build/index-build/"
+"""sourcekit-lsp's own build folder in a package (its background indexing's store)."""
+
+
 def failed_compile(output_file: str) -> bool:
     """A unit a failed compile wrote: the compiler writes a file's unit even when the file
     (or another of its module) does not compile, and the driver then removes the object file
@@ -47,6 +51,8 @@ def failed_compile(output_file: str) -> bool:
     elsewhere names folders that are not, and proves nothing)."""
     if not output_file:
         return False  # the overlay's units (and a store that records none)
+    if INDEX_BUILD in output_file:
+        return False  # sourcekit-lsp's background indexing compiles to index only: no object file
     return not os.path.exists(output_file) and os.path.isdir(os.path.dirname(output_file))
 
 
@@ -323,7 +329,8 @@ class WriteSide:
         that did not change, compiled again because a declaration it used changed (a suspect),
         counts as of when it was compiled (`checked_ns`), so that it outranks the build's unit
         compiled before that change, and a later build's outranks it. A unit another
-        package's build wrote (a copied `.build`) is never live."""
+        package's build wrote (a copied `.build`) is never live, unless every unit is (the
+        package was not built where it is now)."""
         found = self._conn.execute("SELECT value FROM meta WHERE key = ?", (OWN_PACKAGE,)).fetchone()
         package = str(found[0]) if found else None
         real: dict[str, str] = {}
@@ -332,6 +339,13 @@ class WriteSide:
             " FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
         ).fetchall()
+        foreign = {int(row[0]) for row in rows if from_another_package(str(row[5] or ""), package, real)}
+        if foreign and not any(
+            row[5] and not row[4] and row[2] is not None and int(row[0]) not in foreign for row in rows
+        ):
+            # Every unit is another folder's: a package moved or copied and not built here
+            # since. It is answered from (index_built_elsewhere says so), not emptied.
+            foreign = set()
         newest: dict[int, tuple[bool, int, int]] = {}
         for unit_id, mtime, main_file_id, path, is_system, output_file in rows:
             if (
@@ -340,7 +354,7 @@ class WriteSide:
                 or not path
                 or is_generated_source(path)
                 or not os.path.exists(path)
-                or from_another_package(str(output_file or ""), package, real)
+                or int(unit_id) in foreign
             ):
                 continue
             rank = (not failed_compile(str(output_file)), int(mtime), int(unit_id))

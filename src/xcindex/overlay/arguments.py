@@ -243,7 +243,9 @@ class SourceMap:
     def module(self, name: str) -> ModuleInvocation | None:
         return next((invocation for _, invocation in self.folders if invocation.module_name == name), None)
 
-    def changed_dependencies(self, module: str, *, built_ns: int) -> list[ModuleInvocation]:
+    def changed_dependencies(
+        self, module: str, *, built_ns: int, also: frozenset[str] = frozenset()
+    ) -> list[ModuleInvocation]:
         """The modules `module` depends on whose sources changed since the build (edited, new
         or deleted), dependencies first: other modules see them as built until re-emitted."""
         wanted = self.dependencies.get(module, ())
@@ -252,7 +254,7 @@ class SourceMap:
             invocation = self.module(name)
             if invocation is None:
                 continue
-            current = self.as_it_is_now(invocation, built_ns=built_ns)
+            current = self.as_it_is_now(invocation, built_ns=built_ns, also=also)
             if current.sources != invocation.sources or any(_mtime_ns(s) > built_ns for s in current.sources):
                 changed.append(current)
         return changed
@@ -270,22 +272,28 @@ class SourceMap:
     def folder_of(self, invocation: ModuleInvocation) -> str | None:
         return next((folder for folder, owner in self.folders if owner is invocation), None)
 
-    def invocation_for(self, path: str, *, built_ns: int = 0) -> ModuleInvocation | None:
+    def invocation_for(
+        self, path: str, *, built_ns: int = 0, also: frozenset[str] = frozenset()
+    ) -> ModuleInvocation | None:
         """The module's invocation for `path` with the module's sources as they are now
         (`as_it_is_now`), `path` among them."""
         owner = self.module_of(path)
         if owner is None:
             return None
-        current = self.as_it_is_now(owner, built_ns=built_ns)
+        current = self.as_it_is_now(owner, built_ns=built_ns, also=also)
         known = {os.path.realpath(source) for source in current.sources}
         if os.path.realpath(path) in known:
             return current
         return replace(current, sources=(*current.sources, path))
 
-    def as_it_is_now(self, owner: ModuleInvocation, *, built_ns: int = 0) -> ModuleInvocation:
+    def as_it_is_now(
+        self, owner: ModuleInvocation, *, built_ns: int = 0, also: frozenset[str] = frozenset()
+    ) -> ModuleInvocation:
         """`owner` with its sources as they are now: the build's that still exist, and the
         Swift files written in its target folder since the build (`built_ns`: older ones it
-        did not compile are left out on purpose, by an `exclude:` of the manifest)."""
+        did not compile are left out on purpose, by an `exclude:` of the manifest) or among
+        `also` (files that appeared since the process first looked: moved, or copied with
+        their times kept)."""
         listed = [source for source in owner.sources if os.path.exists(source)]
         known = {os.path.realpath(source) for source in listed}
         folder = self.folder_of(owner)
@@ -297,7 +305,7 @@ class SourceMap:
                     candidate = os.path.join(current, name)
                     if not name.endswith(".swift") or os.path.realpath(candidate) in known:
                         continue
-                    if _mtime_ns(candidate) > built_ns:
+                    if _mtime_ns(candidate) > built_ns or candidate in also:
                         added.append(candidate)
         if not added and len(listed) == len(owner.sources):
             return owner

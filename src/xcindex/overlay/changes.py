@@ -61,6 +61,8 @@ class ToClassify:
     sources: SourceMap | None
     watching: bool = False
     suspects: frozenset[str] = frozenset()
+    seen: frozenset[str] | None = None
+    """The Swift files on disk at this process's first sweep (None before it)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Classified:
     swept_files: int | None = None
     """On a sweep, a fingerprint of every Swift file's path and modification time (what a
     watch would have reported as touched); None otherwise."""
+    on_disk: frozenset[str] | None = None
+    """On a sweep, every Swift file it found."""
 
 
 @dataclass
@@ -87,6 +91,11 @@ class ChangeTracker:
     suspects: set[str] = field(default_factory=set)
     """Files to check with the compiler (see `Changes.suspects`), until a check or a
     re-index clears them."""
+    seen: frozenset[str] | None = None
+    """The Swift files on disk at the first sweep: one found later appeared since."""
+    appeared: set[str] = field(default_factory=set)
+    """Files found new in this process (a module's sources include them, whatever their
+    times, while they exist)."""
 
     def suspect(self, paths: Iterable[str]) -> None:
         self.suspects.update(paths)
@@ -112,6 +121,7 @@ class ChangeTracker:
             sources,
             watching,
             frozenset(self.suspects),
+            self.seen,
         )
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
@@ -127,6 +137,10 @@ class ChangeTracker:
         self.gone_folders -= snapshot.gone_folders
         self.suspects.update(result.suspects)
         self.suspects -= set(result.changes.gone)
+        if self.seen is None and result.on_disk is not None:
+            self.seen = result.on_disk
+        self.appeared.update(result.changes.new)
+        self.appeared -= set(result.changes.gone)
 
 
 _DECLARES = int(Role.DEFINITION | Role.DECLARATION)
@@ -245,10 +259,14 @@ def classify(db: Database, job: ToClassify) -> Classified:
                 maybe_current.append((touched, generation, path))
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
-        elif mtime <= found.last_build():
+        elif mtime <= found.last_build() and not (
+            generation > 0 or (job.seen is not None and touched not in job.seen)
+        ):
             # Older than the last build and no unit: a file the build leaves out (excluded in
             # Package.swift, a target of another platform, in no target of an Xcode project) or
-            # whose unit is unreadable. Only a file written since the last build is new.
+            # whose unit is unreadable. Only a file written since the last build is new, or
+            # one that appeared since this process first looked, whatever its time: moved
+            # (`git mv`), or copied with its time kept (`cp -p`, `tar x`, `rsync -a`).
             current.append((touched, generation))
         elif job.sources is not None and job.sources.outside_targets(path):
             outside.append(path)
@@ -293,6 +311,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
         (*edited, *new, *outside),
         tuple(sorted(suspects)),
         hash(frozenset(on_disk.items())) if job.sweep else None,
+        frozenset(on_disk) if job.sweep else None,
     )
 
 

@@ -354,7 +354,7 @@ class OverlayCompiler:
                 return None
         return self._sources[1]
 
-    def _invocation_for(self, path: str) -> ModuleInvocation | NotIndexed:
+    def _invocation_for(self, path: str, appeared: frozenset[str]) -> ModuleInvocation | NotIndexed:
         build_dir = build_dir_for_store(self.store_path)
         if description_mtime_ns(build_dir) == 0:
             return NotIndexed(
@@ -375,7 +375,7 @@ class OverlayCompiler:
                 f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
                 "last build's index until rebuilt.",
             )
-        invocation = sources.invocation_for(path, built_ns=self._built_ns())
+        invocation = sources.invocation_for(path, built_ns=self._built_ns(), also=appeared)
         if invocation is None:
             return NotIndexed(
                 path,
@@ -387,12 +387,19 @@ class OverlayCompiler:
         return invocation
 
     async def run_one(
-        self, use_database: UseDatabase, path: str, tried: Mapping[str, int], *, check: bool = False
+        self,
+        use_database: UseDatabase,
+        path: str,
+        tried: Mapping[str, int],
+        *,
+        check: bool = False,
+        appeared: frozenset[str] = frozenset(),
     ) -> OverlayOutcome:
         """Re-index `path` if it is newer than its live unit; with `check` (a suspect), compile
         it even if not, to learn whether it still compiles. `tried` holds the mtimes at which
         files failed (the same content is not tried twice). `use_database` runs a function on
-        the database when it is free (the index actor's job queue)."""
+        the database when it is free (the index actor's job queue). `appeared`: files that
+        appeared since the process first looked, whatever their times (their modules' sources)."""
 
         async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None, str]:
             return await anyio.to_thread.run_sync(
@@ -429,7 +436,7 @@ class OverlayCompiler:
         )
         if current is None or (unchanged and not check) or tried.get(path) == current:
             return Dropped(path) if dropped else Skipped(path)
-        invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
+        invocation = await anyio.to_thread.run_sync(self._invocation_for, path, appeared)
         if isinstance(invocation, NotIndexed):
             return Failed(path, invocation.code, invocation.message, current)
         started = time.perf_counter()
@@ -439,7 +446,9 @@ class OverlayCompiler:
             []
             if sources is None
             else await anyio.to_thread.run_sync(
-                lambda: sources.changed_dependencies(invocation.module_name, built_ns=self._built_ns())
+                lambda: sources.changed_dependencies(
+                    invocation.module_name, built_ns=self._built_ns(), also=appeared
+                )
             )
         )
         if changed:
