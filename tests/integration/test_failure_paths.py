@@ -199,6 +199,21 @@ def test_an_unwritable_cache_folder_is_named_with_its_fix(canary_store: Path, tm
     )
     assert (cli.returncode, cli.stderr) == (2, f"xcindex refs: error: {problem}\n")
 
+    # The doctor and the session's first words say it too (they said all was well).
+    doctor = subprocess.run(
+        in_namespace([XCINDEX, "doctor", "--project", str(CANARY)], read_only=[cache]),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert doctor.returncode == 1, doctor.stdout
+    assert f"  [FAIL] {problem}\n" in doctor.stdout
+    assert session_start(in_namespace([XCINDEX, "hook", "session-start"], read_only=[cache]), env) == (
+        f"[xcindex] xcindex's cache folder {cache} cannot be written: its tools answer SwiftCanary's "
+        "questions with that error until it is made writable, or XCINDEX_CACHE_DIR names a folder that is."
+    )
+
     server = LineClient(in_namespace([XCINDEX, "serve"], read_only=[cache]), env, cwd=CANARY)
     try:
         server.initialize()

@@ -116,3 +116,18 @@ def test_a_suspect_the_compiler_checked_is_not_pending_in_what_a_quiet_watch_ans
     tree.cleared(A)
     assert tree.changes.pending == (B,)
     assert tree.tracker.suspects == {B}
+
+
+def test_a_build_makes_every_failure_old_news_and_a_refresh_without_one_does_not() -> None:
+    # A failure is the compiler's word on the project before a build; after one, the file is
+    # looked at again (a top-level file taken into a module, a declaration put back elsewhere).
+    schedule: OverlaySchedule[str] = OverlaySchedule(debounce_s=1.0)
+    schedule.asked([A], "question", now=0.0)
+    number, _paths, _tried = schedule.start_batch(now=0.0) or (0, (), {})
+    schedule.reported(number, Failed(A, WarningCode.OVERLAY_FAILED, "A: error: top level", 42), now=0.1)
+    schedule.batch_over(number)
+    schedule.refreshed([], built=False)
+    assert [f[0] for f in schedule.snapshot().failures] == [A]
+    schedule.refreshed([], built=True)
+    assert schedule.snapshot().failures == ()
+    assert A not in schedule.snapshot().pending

@@ -403,7 +403,7 @@ class IndexActor:
                 self._last_report = refreshed.report
                 self._failures = tuple(refreshed.report.failures)
                 self._counts = refreshed.counts
-                self._overlay.refreshed(refreshed.overlay_live)
+                self._overlay.refreshed(refreshed.overlay_live, built=refreshed.report.changed)
                 if refreshed.failed_compiles:
                     # A failed build's units: the files are looked at again (and re-indexed).
                     self._tree.tracker.touch(set(refreshed.failed_compiles))

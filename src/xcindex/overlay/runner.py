@@ -300,9 +300,14 @@ class OverlaySchedule(Generic[W]):
                 done.append((waiting.waiter, sorted(waiting.landed)))
         return done
 
-    def refreshed(self, live: Iterable[str]) -> None:
-        """After a refresh of the build's store: the files whose overlay unit is live."""
+    def refreshed(self, live: Iterable[str], *, built: bool = False) -> None:
+        """After a refresh of the build's store: the files whose overlay unit is live. When a
+        build wrote units (`built`), the failures are forgotten: each was the compiler's
+        word on the project as it was before that build (a file still changed since is
+        classified, and tried, again)."""
         self.live = set(live)
+        if built:
+            self.failures.clear()
 
     def close(self) -> list[W]:
         """Every waiter still waiting (the actor is stopping)."""
