@@ -6,6 +6,7 @@ says (docs/tools.md, "Freshness"); sites are checked by hand against the files w
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.conftest import CANARY, build_package
+from tests.conftest import CANARY, build_package, swift_executable
 from xcindex.engine import Engine, EngineConfig
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
@@ -362,3 +363,49 @@ async def test_a_package_copied_with_its_build_answers_about_the_copy_only(
         assert paths, "displayName has sites in the fixture"
         assert all(path.startswith(project + "/") for path in paths), sorted(paths - {project})
         assert (str(built_copy / CORE / "UserRepository.swift"), 13, 29) in sites(found)
+
+
+@pytest.fixture(scope="module")
+def built_without_tests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture built as `swift build` builds it: its test targets planned, not compiled."""
+    root = tmp_path_factory.mktemp("no-tests") / "SwiftCanary"
+    shutil.copytree(CANARY, root, ignore=shutil.ignore_patterns(".build", ".swiftpm"))
+    subprocess.run(
+        [swift_executable(), "build", "--package-path", str(root)], check=True, capture_output=True
+    )
+    return root
+
+
+def golden_sites(name: str) -> set[tuple[str, int, int]]:
+    """The hand-checked sites of tests/integration/golden/<name>.txt, relative."""
+    text = (Path(__file__).parent / "golden" / f"{name}.txt").read_text(encoding="utf-8")
+    found: set[tuple[str, int, int]] = set()
+    path = ""
+    for line in text.splitlines()[1:]:
+        if line and not line.startswith(" "):
+            path = line
+        elif match := re.match(r"\s+(\d+):(\d+)\s", line):
+            found.add((path, int(match[1]), int(match[2])))
+    return found
+
+
+async def test_a_package_built_without_its_tests_counts_their_files_before_it_says_complete(
+    built_without_tests: Path, tmp_path: Path, watch: bool
+) -> None:
+    # `swift build` alone plans the test targets and compiles none of them: their files have
+    # no unit. An answer without their sites must not say `complete`.
+    project = str(built_without_tests)
+    truth = golden_sites("refs_UserService")
+    assert any(path.startswith("Tests/") for path, _, _ in truth)
+    async with Engine(config(tmp_path, watch)) as engine:
+        deadline = anyio.current_time() + 60
+        while True:
+            answer = await engine.find_references("UserService", project_path=project)
+            relative = {
+                (str(Path(p).relative_to(built_without_tests)), line, col) for p, line, col in sites(answer)
+            }
+            if str(answer.freshness.completeness) == "complete":
+                assert relative == truth
+                break
+            assert anyio.current_time() < deadline, answer.freshness
+            await anyio.sleep(0.5)

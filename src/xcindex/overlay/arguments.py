@@ -330,3 +330,7 @@ class SourceMap:
 
     def outside_targets(self, path: str) -> bool:
         return self.module_of(path) is None
+
+    def lists(self, path: str) -> bool:
+        """Whether the build planned to compile `path` (a module's source in its description)."""
+        return path in self.by_file or os.path.realpath(path) in self.by_file

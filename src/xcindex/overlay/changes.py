@@ -260,13 +260,16 @@ def classify(db: Database, job: ToClassify) -> Classified:
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
         elif mtime <= found.last_build() and not (
-            generation > 0 or (job.seen is not None and touched not in job.seen)
+            generation > 0
+            or (job.seen is not None and touched not in job.seen)
+            or (job.sources is not None and job.sources.lists(path))
         ):
             # Older than the last build and no unit: a file the build leaves out (excluded in
             # Package.swift, a target of another platform, in no target of an Xcode project) or
             # whose unit is unreadable. Only a file written since the last build is new, or
             # one that appeared since this process first looked, whatever its time: moved
-            # (`git mv`), or copied with its time kept (`cp -p`, `tar x`, `rsync -a`).
+            # (`git mv`), or copied with its time kept (`cp -p`, `tar x`, `rsync -a`); or one
+            # the build planned and did not compile (its tests, built without --build-tests).
             current.append((touched, generation))
         elif job.sources is not None and job.sources.outside_targets(path):
             outside.append(path)
