@@ -228,3 +228,33 @@ def test_an_unwritable_cache_folder_is_named_with_its_fix(canary_store: Path, tm
             }
     finally:
         assert server.close() == 0
+
+
+@pytest.mark.toolchain
+def test_a_file_named_as_libindexstore_that_is_no_library_says_how_to_undo_it(
+    canary_store: Path, tmp_path: Path
+) -> None:
+    fake = tmp_path / "libIndexStore.so"
+    fake.write_text("not a shared library\n", encoding="utf-8")
+    env = bare_env(
+        tmp_path,
+        PATH=f"{DEFAULT_TOOLCHAIN / 'usr' / 'bin'}:/usr/bin:/bin",
+        XCINDEX_LIBINDEXSTORE=str(fake),
+    )
+    cli = subprocess.run(
+        [XCINDEX, "refs", "UserService", "--project", str(CANARY)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 2, cli
+    # One line, the reason and the way back; no JSON log line saying it first.
+    assert cli.stderr.count("\n") == 1, cli.stderr
+    assert cli.stderr.startswith(
+        f"xcindex refs: error: ingestion worker failed: IndexStoreError: libIndexStore at {fake} could not be loaded ("
+    )
+    assert cli.stderr.endswith(
+        "unset XCINDEX_LIBINDEXSTORE (it names this file) to use the toolchain's, or point it at one "
+        "(usr/lib/libIndexStore.so in a Swift toolchain).\n"
+    )

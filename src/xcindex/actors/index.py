@@ -419,7 +419,9 @@ class IndexActor:
                 )
             if running.kind is _Kind.FIRST_REFRESH:
                 if report.error is not None:
-                    log.warning(
+                    # Every question waiting for it is answered with the error (the CLI's one
+                    # line, the MCP isError): a warning here said it twice, as JSON.
+                    log.info(
                         "index_first_refresh_failed", store=str(self.store_path), error=repr(report.error)
                     )
                     self._fail_queued(report.error)
