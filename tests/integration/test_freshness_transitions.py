@@ -207,6 +207,44 @@ async def test_a_file_moved_with_its_time_kept_still_declares_what_it_declared(
                 moved.rename(ticket)
 
 
+async def test_a_new_overload_takes_the_calls_it_matches_better(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    # `xcPick(_: Int)` written beside `xcPick(_: Any)`: the unchanged call `xcPick(1)` now
+    # calls the new one. No answer may say `complete` with it still on the old one.
+    project = str(built_copy)
+    loose, call, tight = (built_copy / CORE / f"{n}.swift" for n in ("PickAny", "PickCall", "PickInt"))
+    scratch.extend([loose, call, tight])
+    loose.write_text("public func xcPick(_ value: Any) -> Int { 1 }\n")
+    call.write_text("func xcPickOne() -> Int {\n    xcPick(1)\n}\n")
+
+    seen: list[object] = []
+
+    async def sites_of(defined_in: Path) -> set[tuple[str, int, int]] | None:
+        """The sites of the xcPick declared in `defined_in`, once the answer is complete."""
+        found = await engine.find_symbol("xcPick(_:)", project_path=project)
+        usrs = [m.symbol.usr for m in found.matches if m.definition and m.definition.path == str(defined_in)]
+        seen[:] = [found.freshness, [(m.symbol.usr, m.definition) for m in found.matches]]
+        if len(usrs) != 1 or str(found.freshness.completeness) != "complete":
+            return None
+        answer = await engine.find_references(usr=usrs[0], project_path=project)
+        seen[:] = [answer.freshness, sites(answer)]
+        return sites(answer) if str(answer.freshness.completeness) == "complete" else None
+
+    async def settled(defined_in: Path) -> set[tuple[str, int, int]]:
+        deadline = anyio.current_time() + 15
+        while (found := await sites_of(defined_in)) is None:
+            assert anyio.current_time() < deadline, seen
+            await anyio.sleep(0.2)
+        return found
+
+    async with Engine(config(tmp_path, watch)) as engine:
+        assert await settled(loose) == {(str(loose), 1, 13), (str(call), 2, 5)}
+        tight.write_text("public func xcPick(_ value: Int) -> Int { 2 }\n")
+        assert await settled(tight) == {(str(tight), 1, 13), (str(call), 2, 5)}
+        assert await settled(loose) == {(str(loose), 1, 13)}
+
+
 async def test_a_deleted_file_stops_counting_at_once(
     built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
 ) -> None:

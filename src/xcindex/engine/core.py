@@ -350,7 +350,7 @@ class EngineCore:
         overlay_files: list[str] = []
         if overlay and during is None:
             answer, overlay_files, named_edited, pending = await self._with_overlay(
-                handle, answer, named_edited, pending, ask
+                handle, answer, named_edited, pending, ask, frozenset(changes.suspects)
             )
         state = await handle.state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
@@ -410,7 +410,13 @@ class EngineCore:
         )
 
     async def _with_overlay(
-        self, handle: IndexHandle, answer: Any, named_edited: list[str], pending: list[str], ask: Any
+        self,
+        handle: IndexHandle,
+        answer: Any,
+        named_edited: list[str],
+        pending: list[str],
+        ask: Any,
+        suspects: frozenset[str] = frozenset(),
     ) -> tuple[Any, list[str], list[str], list[str]]:
         """Re-index into the overlay the answer's stale files, its session-edited ones and the
         project's files changed since the index saw them (waiting up to `overlay_wait_s`); ask
@@ -423,7 +429,11 @@ class EngineCore:
             return answer, [], named_edited, pending  # nothing changed, nothing re-indexed: no look
         covered, went_back = await handle.query(overlay_files_in)
         named_first = sorted(wanted | (went_back & live_named))
-        changed = [path for path in pending if path not in covered and path not in wanted]
+        # A suspect is to be compiled again even when the overlay covers it (a file the overlay
+        # indexed before a declaration it uses changed).
+        changed = [
+            path for path in pending if (path not in covered or path in suspects) and path not in wanted
+        ]
         candidates = tuple([*named_first, *changed][:MAX_OVERLAY_FILES_PER_QUESTION])
         landed: list[str] = []
         if candidates:

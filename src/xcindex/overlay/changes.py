@@ -173,6 +173,33 @@ def users_of_orphans(db: Database, symbol_ids: set[int], among: Iterable[str]) -
     return users
 
 
+_OVERLOADABLE = frozenset({12, 16, 17, 18})
+"""Functions and methods (libIndexStore's kinds): a call of one picks among its namesakes."""
+MAX_NAMESAKE_USERS = 32
+"""Files at most made suspects by one new overload (a name used more widely is left to the
+next build: docs/tools.md, "Not seen")."""
+
+
+def users_of_namesakes(db: Database, symbol_ids: set[int], among: Iterable[str]) -> set[str]:
+    """The live files, other than `among`, that use another function or method named as one
+    of `symbol_ids` (newly declared): a call there may now pick the new overload (a better
+    match, `f(_: Int)` beside `f(_: Any)`), so it may mean something else without changing."""
+    excluded = set(among)
+    users: set[str] = set()
+    for symbol in db.symbols_by_ids(symbol_ids).values():
+        if symbol.kind not in _OVERLOADABLE or not (symbol.name[:1].isalpha() or symbol.name[:1] == "_"):
+            continue  # an operator's namesakes are everywhere
+        found: set[str] = set()
+        for other in db.symbols_by_name(symbol.name):
+            if other.id != symbol.id and other.kind in _OVERLOADABLE:
+                found.update(o.path for o in db.occurrences_of(other.id) if o.path not in excluded)
+            if len(found) > MAX_NAMESAKE_USERS:
+                break
+        if len(found) <= MAX_NAMESAKE_USERS:
+            users |= found
+    return users
+
+
 def _mtime(path: str) -> int | None:
     try:
         return os.stat(path).st_mtime_ns

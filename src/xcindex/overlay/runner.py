@@ -34,7 +34,7 @@ from xcindex.overlay.arguments import (
     load_dependencies,
     load_invocations,
 )
-from xcindex.overlay.changes import declared_in, users_of_orphans
+from xcindex.overlay.changes import declared_in, users_of_namesakes, users_of_orphans
 from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, emit_modules, index_file
 from xcindex.vocabulary import WarningCode
 
@@ -485,9 +485,12 @@ class OverlayCompiler:
             )
             if not ok:
                 return False, set()
-            # Declarations the edit removed (or renamed): their users elsewhere are suspects.
+            # Declarations the edit removed (or renamed): their users elsewhere are suspects;
+            # so are the callers of the namesakes of a function or method it added.
             after = await anyio.to_thread.run_sync(declared_in, db, [path])
-            return True, await anyio.to_thread.run_sync(users_of_orphans, db, before - after, [path])
+            orphaned = await anyio.to_thread.run_sync(users_of_orphans, db, before - after, [path])
+            overloaded = await anyio.to_thread.run_sync(users_of_namesakes, db, after - before, [path])
+            return True, orphaned | overloaded
 
         try:
             ok, suspects = await use_database(ingest)
