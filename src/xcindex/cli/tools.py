@@ -193,11 +193,17 @@ def _values(tool: ToolDecl[Any, Any], args: argparse.Namespace) -> dict[str, Any
 def _enclosing_project(start: str) -> str:
     """The folder a command run without --project is about: the nearest one holding a
     Package.swift, an .xcodeproj or an .xcworkspace, from the working directory up (as git
-    finds its repository from a subfolder); the working directory itself when none does."""
+    finds its repository from a subfolder); a UsageError when none does (it said "--project
+    '<the working directory>' is neither …", naming an option nobody gave)."""
     from xcindex.project.candidates import enclosing_project_folder
 
     found = enclosing_project_folder(Path(start))
-    return str(found) if found is not None else os.path.abspath(start)
+    if found is None:
+        raise UsageError(
+            f"no Swift package or Xcode project in {os.path.abspath(start)} or a folder above it: run "
+            "the command inside one, or name it with --project PATH (or the store with --index-store PATH)."
+        )
+    return str(found)
 
 
 async def _resolve_usr(
