@@ -19,6 +19,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,7 +29,13 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from xcindex.lsp.client import LspClient, initialize_params, path_to_uri, uri_to_path
+from xcindex.lsp.client import (
+    DEFAULT_INITIALIZATION_OPTIONS,
+    LspClient,
+    initialize_params,
+    path_to_uri,
+    uri_to_path,
+)
 from xcindex.lsp.jsonrpc import JsonRpcConnection
 from xcindex.project.toolchain import find_sourcekit_lsp
 from xcindex.tools.graph.call_hierarchy import CallGroup
@@ -328,8 +335,12 @@ def _location(location: Any) -> Site | None:
 
 @asynccontextmanager
 async def lsp_hierarchy(root: Path) -> AsyncIterator[LspHierarchy]:
-    """A sourcekit-lsp child for `root`, initialised and done indexing."""
+    """A sourcekit-lsp child for `root`, initialised and done indexing. It builds and indexes
+    in a scratch folder of its own, not in the package's `.build/index-build`: a store written
+    there while xcindex answers would be the one xcindex reads (the newer store), half done."""
     binary = find_sourcekit_lsp()
+    scratch = tempfile.TemporaryDirectory(prefix="xcindex-lsp-hierarchy-")
+    options = {**DEFAULT_INITIALIZATION_OPTIONS, "swiftPM": {"scratchPath": scratch.name}}
     process: Process = await anyio.open_process([str(binary)], cwd=str(root), stderr=subprocess.DEVNULL)
     async with process:
         assert process.stdout is not None
@@ -339,7 +350,7 @@ async def lsp_hierarchy(root: Path) -> AsyncIterator[LspHierarchy]:
         async with anyio.create_task_group() as tg:
             await tg.start(connection.run)
             try:
-                await client.initialize(initialize_params(root), timeout=120)
+                await client.initialize(initialize_params(root, initialization_options=options), timeout=120)
                 await client.initialized()
                 await client.synchronize(timeout=1800)
                 yield LspHierarchy(client, root)
@@ -353,6 +364,7 @@ async def lsp_hierarchy(root: Path) -> AsyncIterator[LspHierarchy]:
                         process.kill()
                         await process.wait()
                     await connection.aclose()
+                    scratch.cleanup()
                     tg.cancel_scope.cancel()
 
 

@@ -472,10 +472,16 @@ def lsp_sites(root: Path, locations: list[Any]) -> set[Site]:
 
 async def lsp_session(root: Path, scratch: Path, subjects: list[Subject], iterations: int) -> dict[str, Any]:
     """One sourcekit-lsp from spawn: initialize + synchronize (its background index) + the
-    first references; then warm references on every subject, checked against the index."""
+    first references; then warm references on every subject, checked against the index.
+    sourcekit-lsp as it runs on its own (it prepares and indexes the package in `scratch`),
+    not as plan_rename runs it (reading the build: `rename_first`)."""
     pool = LspPool(
         LspPoolConfig(
-            scratch_root=scratch, initialize_timeout=120.0, request_timeout=120.0, ready_timeout=3600.0
+            scratch_root=scratch,
+            initialize_timeout=120.0,
+            request_timeout=120.0,
+            ready_timeout=3600.0,
+            read_build=False,
         )
     )
     first = subjects[0]

@@ -31,12 +31,11 @@ from xcindex import Engine
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.pool import WorkerPool
 
-REFRESH_DATABASE_STEPS = (
+REFRESH_DATABASE_STEPS = (  # the records are written by the index workers, in their processes
     "known_units",
     "known_failures",
     "known_records",
     "drop_units",
-    "add_records",
     "replace_units",
     "recompute_live_units",
     "collect_garbage",

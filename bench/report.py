@@ -137,6 +137,45 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             "≤ 0.8 s: " + _verdict(stdio_cache, 0.8),
         )
     )
+    walk_process = _f(walk.get("best_process_s"))
+    if walk_process is not None:
+        for label, ours, limit in (
+            ("first answer, no cache, spawn → answer, vs the walk (s)", stdio_none, 4.0),
+            ("first answer, with cache, spawn → answer, vs the walk (s)", stdio_cache, 1.5),
+        ):
+            value = ratio(_f(ours), walk_process)
+            rows.append(
+                (
+                    label,
+                    _num(ours, 2),
+                    _num(walk_process, 3),
+                    "C walk, same records, spawn → exit",
+                    _ratio(ours, walk_process),
+                    f"≤ {limit:.1f}x (issue 28): " + _verdict(value, limit),
+                )
+            )
+    renamed = scale.get("rename_first")
+    if renamed:
+        rows.append(
+            (
+                "first reconciled plan_rename, fresh cache (s)",
+                _num(renamed["first_plan_s"], 2),
+                _num(lsp_cold, 2),
+                "sourcekit-lsp spawn → first references, indexing the package itself",
+                _ratio(renamed["first_plan_s"], lsp_cold),
+                "≤ 5 s (issue 28): " + _verdict(renamed["first_plan_s"], 5.0),
+            )
+        )
+        rows.append(
+            (
+                "later reconciled plans, p50 / max (s)",
+                f"{_num(renamed['later_p50_s'], 2)} / {_num(renamed['later_max_s'], 2)}",
+                _num(renamed["index_only_plan_s"], 3),
+                "the same plan from the index alone",
+                _ratio(renamed["later_p50_s"], renamed["index_only_plan_s"]),
+                "≤ 1 s (issue 28): " + _verdict(renamed["later_max_s"], 1.0),
+            )
+        )
     refresh = scale["refresh"]
     rows.append(
         (
@@ -276,6 +315,55 @@ def headline_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, 
             "≤ 2.00x: " + _verdict(ratio(_f(hook), _f(floor)), 2.0),
         )
     )
+    return rows + start_rows(scale)
+
+
+def start_rows(scale: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """The starts (bench/starts.py), each beside the floor measured interleaved with it."""
+    starts = scale.get("starts")
+    if not starts:
+        return []
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    quick = starts["quick"]
+    floor = quick["python -c pass"]["p50_ms"]
+    for command in ("xcindex --version", "xcindex --help"):
+        ours = quick[command]["p50_ms"]
+        rows.append(
+            (
+                f"`{command}` p50 (ms)",
+                _num(ours, 1),
+                _num(floor, 1),
+                "`python -c pass`, interleaved",
+                _ratio(ours, floor),
+                "< 100 ms (issue 28): " + _verdict(ours, 100.0),
+            )
+        )
+    one_shot = starts["one_shot"]
+    rows.append(
+        (
+            "`xcindex refs NAME` with a cache, p50 (ms)",
+            _num(one_shot["xcindex refs"]["p50_ms"], 1),
+            _num(one_shot["grep -rnw"]["p50_ms"], 1),
+            "`grep -rnw` of the name, interleaved",
+            _ratio(one_shot["xcindex refs"]["p50_ms"], one_shot["grep -rnw"]["p50_ms"]),
+            "",
+        )
+    )
+    hooks = starts["hooks"]
+    floor = hooks["python -c pass"]["p50_ms"]
+    for event in ("session-start", "post-tool-use", "pre-tool-use"):
+        for path in ("plugin launcher", "console script"):
+            ours = hooks[f"{event} ({path})"]["p50_ms"]
+            rows.append(
+                (
+                    f"{event} hook through the {path}, p50 (ms)",
+                    _num(ours, 1),
+                    _num(floor, 1),
+                    "`python -c pass`, interleaved",
+                    _ratio(ours, floor),
+                    "≤ 2.00x (issue 28): " + _verdict(ratio(_f(ours), _f(floor)), 2.0),
+                )
+            )
     return rows
 
 
@@ -294,7 +382,10 @@ def scale_section(name: str, scale: dict[str, Any]) -> str:
         + (f"; from the run of {scale['run']}" if "run" in scale else "")
         + ")",
         "",
-        _table(("measure", "xcindex", "peer", "peer is", "ratio", "target (issue 17)"), headline_rows(scale)),
+        _table(
+            ("measure", "xcindex", "peer", "peer is", "ratio", "target (issue 17 unless named)"),
+            headline_rows(scale),
+        ),
         "",
         "**Warm latency of every tool** (ms; p50 / p99 over every named subject; in-process = the Engine, "
         "stdio = the real `xcindex serve` through the MCP client):",
@@ -440,6 +531,18 @@ def _details(scale: dict[str, Any]) -> str:
                 f"{_num(run['first_correct'])}; warm references p50 {run['warm_references']['p50_ms']:.2f} ms, "
                 f"p99 {run['warm_references']['p99_ms']:.2f} ms."
             )
+    renamed = scale.get("rename_first")
+    if renamed:
+        plans = "; ".join(
+            f"{plan['name']} {plan['seconds']:.2f} s ({plan['summary']['green_verified']} green-verified)"
+            for plan in renamed["plans"]
+        )
+        lines.append(
+            f"- Reconciled plan_rename with a fresh cache (sourcekit-lsp reading the build, background "
+            f"indexing off): the first ingestion {renamed['ingest_s']:.2f} s, then the plans in turn: {plans}; "
+            f"the first one again from the index alone {renamed['index_only_plan_s']:.3f} s; load average "
+            f"{renamed['load_average']}."
+        )
     rss = _get(scale, "warm_stdio", "rss") or {}
     if rss:
         lines.append(
@@ -528,7 +631,21 @@ Raw results are JSON under `bench/results/`.
 - **Footprint.** The server's RSS (from `/proc`) after the warm open and its first
   references; the SQLite database (with its WAL) against the index store on disk; the
   `post-tool-use` hook end to end (process start included) against `python -c pass`.
-- Targets are issue 17's (stated for M and L); they are shown for every scale.
+- **Reconciled plan_rename.** A fresh cache, an Engine, a find_symbol (the first
+  ingestion), then the first reconciled `plan_rename` (sourcekit-lsp started, ready and
+  asked: it reads the build's index store through a view in the cache), then the other
+  subjects' plans and the first again (the later plans), then the first from the index
+  alone. `python -m bench.rename_first PACKAGE NAME NEW …` measures a corpus package the
+  same way (`--own-index`: sourcekit-lsp indexing the package itself, as before).
+- **Starts** (`bench/starts.py`). Whole process runs, each command interleaved with
+  `python -c pass` (medians): `xcindex --version` and `--help`; `xcindex refs NAME` with the
+  warm cache beside `grep -rnw`; each hook (session-start, post-tool-use, pre-tool-use with
+  its event's stdin) through the console script and through the plugin's launcher
+  `bin/xcindex` with a ready environment (made of links to the bench's own), as Claude Code
+  runs them. The spawned server's first answer is also set beside the C walk run as a
+  process (spawn → exit). xcindex's bytecode is compiled before the run, as an install does.
+- Targets are issue 17's (stated for M and L) unless the row names issue 28; they are
+  shown for every scale.
 """
 
 
@@ -572,6 +689,12 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
             merged["scales"].update(results["scales"])
             merged["elapsed_s"] = round(float(merged["elapsed_s"]) + float(results["elapsed_s"]), 1)
             merged["date"] = f"{merged['date']} + {results['date']}"
+            # Each run's own settings, in the same order as the dates.
+            merged["machine"]["xcindex_commit"] = (
+                f"{merged['machine']['xcindex_commit']} + {results['machine']['xcindex_commit']}"
+            )
+            merged["iterations"] = f"{merged['iterations']} + {results['iterations']}"
+            merged["repeats"] = f"{merged['repeats']} + {results['repeats']}"
     return merged
 
 

@@ -109,8 +109,11 @@ def test_the_golden_references_are_the_hand_checked_ones(canary_store: Path) -> 
 
 def test_json_is_the_tools_structured_content(canary_store: Path) -> None:
     result = xcindex("refs", "fetchUser(id:)", "--json", cwd=Path("/"), env=environment())
-    assert result.returncode == 2  # no --project from "/": "/" is not a Swift package
-    assert "--project '/' is neither" in result.stderr
+    assert result.returncode == 2  # no --project, and no project from "/" up
+    assert result.stderr == (
+        "xcindex refs: error: no Swift package or Xcode project in / or a folder above it: run the "
+        "command inside one, or name it with --project PATH (or the store with --index-store PATH).\n"
+    )
 
     result = xcindex("refs", "fetchUser(id:)", "--json", "--project", str(CANARY), cwd=Path("/"))
     assert result.returncode == 0, result.stderr

@@ -199,6 +199,21 @@ def test_an_unwritable_cache_folder_is_named_with_its_fix(canary_store: Path, tm
     )
     assert (cli.returncode, cli.stderr) == (2, f"xcindex refs: error: {problem}\n")
 
+    # The doctor and the session's first words say it too (they said all was well).
+    doctor = subprocess.run(
+        in_namespace([XCINDEX, "doctor", "--project", str(CANARY)], read_only=[cache]),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert doctor.returncode == 1, doctor.stdout
+    assert f"  [FAIL] {problem}\n" in doctor.stdout
+    assert session_start(in_namespace([XCINDEX, "hook", "session-start"], read_only=[cache]), env) == (
+        f"[xcindex] xcindex's cache folder {cache} cannot be written: its tools answer SwiftCanary's "
+        "questions with that error until it is made writable, or XCINDEX_CACHE_DIR names a folder that is."
+    )
+
     server = LineClient(in_namespace([XCINDEX, "serve"], read_only=[cache]), env, cwd=CANARY)
     try:
         server.initialize()
@@ -213,3 +228,33 @@ def test_an_unwritable_cache_folder_is_named_with_its_fix(canary_store: Path, tm
             }
     finally:
         assert server.close() == 0
+
+
+@pytest.mark.toolchain
+def test_a_file_named_as_libindexstore_that_is_no_library_says_how_to_undo_it(
+    canary_store: Path, tmp_path: Path
+) -> None:
+    fake = tmp_path / "libIndexStore.so"
+    fake.write_text("not a shared library\n", encoding="utf-8")
+    env = bare_env(
+        tmp_path,
+        PATH=f"{DEFAULT_TOOLCHAIN / 'usr' / 'bin'}:/usr/bin:/bin",
+        XCINDEX_LIBINDEXSTORE=str(fake),
+    )
+    cli = subprocess.run(
+        [XCINDEX, "refs", "UserService", "--project", str(CANARY)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 2, cli
+    # One line, the reason and the way back; no JSON log line saying it first.
+    assert cli.stderr.count("\n") == 1, cli.stderr
+    assert cli.stderr.startswith(
+        f"xcindex refs: error: ingestion worker failed: IndexStoreError: libIndexStore at {fake} could not be loaded ("
+    )
+    assert cli.stderr.endswith(
+        "unset XCINDEX_LIBINDEXSTORE (it names this file) to use the toolchain's, or point it at one "
+        "(usr/lib/libIndexStore.so in a Swift toolchain).\n"
+    )

@@ -435,9 +435,10 @@ EVERY_EDIT_AVOIDS = ("json", "dataclasses", "hashlib", "typing")
 """Standard modules the hooks run on every edit and every search (post-tool-use,
 pre-tool-use) do without: they read and write JSON with `hooks.input`/`hooks.output`, and
 the ledger's records with `_record`."""
-SESSION_START_AVOIDS = ("json", "hashlib", "typing")
-"""session-start (once a session) locates the index, and `project.locate`'s Location is a
-dataclass: 13 ms of dataclasses' imports, once, not on every edit."""
+SESSION_START_AVOIDS = ("json", "hashlib", "typing", "dataclasses", "subprocess", "shutil")
+"""session-start (once a session) locates the index and the toolchain: `project.locate`'s
+Location is a Record (dataclasses and inspect were a sixth of the hook), and the toolchain is
+found without shutil or subprocess (nothing is run on Linux)."""
 
 
 def top_level(modules: Iterable[str]) -> set[str]:

@@ -57,3 +57,26 @@ async def test_asking_a_stopped_actor_says_so() -> None:
     await mailbox.aclose()
     with pytest.raises(ActorGone):
         await handle.ask("anyone?", timeout=1)
+
+
+async def test_a_report_the_actor_does_not_answer_leaves_no_channel_open() -> None:
+    # The actors take their own tasks' reports (`tell`) and never answer them. The reply
+    # channel such an envelope carries must not be left open for the collector, whose
+    # ResourceWarning lands in whatever test runs next (it failed a CI run that way).
+    import gc
+    import warnings
+
+    mailbox: Mailbox[str, str] = Mailbox(4)
+    handle = mailbox.handle()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert handle.tell_nowait("report one")
+        assert await handle.tell("report two")
+        for _ in range(2):
+            envelope = await mailbox.inbox.receive()
+            assert envelope.request.startswith("report")
+            del envelope  # handled, unanswered: as the actors do with reports
+        await mailbox.aclose()
+        gc.collect()
+    unclosed = [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert unclosed == [], [str(w.message) for w in unclosed]

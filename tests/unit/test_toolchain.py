@@ -219,3 +219,22 @@ def test_path_is_the_last_resort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.toolchain
 def test_this_machine_has_the_toolchain_binary() -> None:
     assert find_sourcekit_lsp(environ={"PATH": "/usr/bin:/bin"}) == Path("/opt/swift/usr/bin/sourcekit-lsp")
+
+
+def test_which_finds_what_the_standard_librarys_which_finds(tmp_path: Path) -> None:
+    """`toolchain.which` stands in for `shutil.which` (whose imports a hook avoids)."""
+    import shutil
+
+    first, second, empty = tmp_path / "first", tmp_path / "second", tmp_path / "empty"
+    for folder in (first, second, empty):
+        folder.mkdir()
+    (first / "swift").write_text("#!/bin/sh\n")  # not executable: skipped
+    (second / "swift").write_text("#!/bin/sh\n")
+    (second / "swift").chmod(0o755)
+    (first / "sourcekit-lsp").mkdir()  # a folder: skipped
+    (second / "sourcekit-lsp").write_text("#!/bin/sh\n")
+    (second / "sourcekit-lsp").chmod(0o755)
+    search = os.pathsep.join([str(empty), str(first), str(first), str(second)])
+    for command in ("swift", "sourcekit-lsp", "xcrun", str(second / "swift"), str(first / "swift")):
+        assert toolchain.which(command, search) == shutil.which(command, path=search), command
+    assert toolchain.which("swift", search) == str(second / "swift")

@@ -148,7 +148,7 @@ class IndexActor:
     ) -> None:
         self.store_path = store_path
         self.workers = workers
-        self.queries: Mapping[str, Callable[[Database, Any, Any], Any]] = queries or {}
+        self.queries: Mapping[str, Callable[[Database, Any, Any], Any]] = {} if queries is None else queries
         self.idle_timeout = idle_timeout
         self.mailbox: Mailbox[IndexRequest, Any] = Mailbox()
         self._db_path = database_path_for(store_path)
@@ -367,7 +367,7 @@ class IndexActor:
                 first = job.kind is _Kind.FIRST_REFRESH
                 assert self._db is not None
                 inputs = tasks.RefreshInputs(
-                    self._db, self.store_path, self.workers, self._live if first else None
+                    self._db, self.store_path, self.workers, self._live if first else None, start=first
                 )
                 tg.start_soon(tasks.refresh_job, self.mailbox.handle(), inputs, self._running.number, current)
                 return
@@ -403,7 +403,10 @@ class IndexActor:
                 self._last_report = refreshed.report
                 self._failures = tuple(refreshed.report.failures)
                 self._counts = refreshed.counts
-                self._overlay.refreshed(refreshed.overlay_live)
+                self._overlay.refreshed(refreshed.overlay_live, built=refreshed.report.changed)
+                if refreshed.failed_compiles:
+                    # A failed build's units: the files are looked at again (and re-indexed).
+                    self._tree.tracker.touch(set(refreshed.failed_compiles))
             elif report.error is not None and self._jobs and running.kind is _Kind.REFRESH:
                 # The job that waited for this refresh gets its error; the next one tries again.
                 waiting = self._jobs.popleft()
@@ -416,7 +419,9 @@ class IndexActor:
                 )
             if running.kind is _Kind.FIRST_REFRESH:
                 if report.error is not None:
-                    log.warning(
+                    # Every question waiting for it is answered with the error (the CLI's one
+                    # line, the MCP isError): a warning here said it twice, as JSON.
+                    log.info(
                         "index_first_refresh_failed", store=str(self.store_path), error=repr(report.error)
                     )
                     self._fail_queued(report.error)
@@ -570,12 +575,12 @@ class IndexActor:
             self._overlay.edited(request.paths, now)
             envelope.reply_nowait(None)
         elif isinstance(request, GetOverlay):
-            envelope.reply_nowait(self._overlay.snapshot())
+            envelope.reply_nowait(self._overlay.snapshot(self._tree.tracker.generation))
         elif isinstance(request, OverlayReport):
             envelope.close()  # a report from the actor's own task: nobody waits for a reply
             outcome = request.outcome
             if isinstance(outcome, Landed | Checked):
-                self._tree.tracker.cleared(outcome.path)
+                self._tree.cleared(outcome.path)
             if isinstance(outcome, Landed) and outcome.suspects:
                 self._tree.tracker.suspect(outcome.suspects)
                 self._overlay_soon(set(outcome.suspects))
@@ -589,12 +594,20 @@ class IndexActor:
             waiter.reply_nowait(landed)
 
     def _start_overlay_batch(self, tg: TaskGroup) -> None:
-        batch = self._overlay.start_batch(anyio.current_time())
+        batch = self._overlay.start_batch(anyio.current_time(), self._tree.tracker.generation)
         if batch is not None:
-            tg.start_soon(self._overlay_batch, *batch, frozenset(self._tree.tracker.suspects))
+            tracker = self._tree.tracker
+            tg.start_soon(
+                self._overlay_batch, *batch, frozenset(tracker.suspects), frozenset(tracker.appeared)
+            )
 
     async def _overlay_batch(
-        self, batch: int, paths: tuple[str, ...], tried: dict[str, int], checks: frozenset[str]
+        self,
+        batch: int,
+        paths: tuple[str, ...],
+        tried: dict[str, int],
+        checks: frozenset[str],
+        appeared: frozenset[str],
     ) -> None:
         """Re-index `paths` one after the other, reporting each outcome to the loop (a task
         of the actor's: the loop never waits for a compiler). Its database work is a job."""
@@ -614,7 +627,7 @@ class IndexActor:
             for path in paths:
                 try:
                     outcome: OverlayOutcome = await self._compiler.run_one(
-                        use_database, path, tried, check=path in checks
+                        use_database, path, tried, check=path in checks, appeared=appeared
                     )
                 except Exception as error:
                     log.warning("overlay_error", path=path, error=repr(error))

@@ -167,6 +167,8 @@ class Refreshed:
     report: RefreshReport
     counts: Counts
     overlay_live: tuple[str, ...]
+    failed_compiles: tuple[str, ...] = ()
+    """Files whose live unit a failed compile wrote (see `writer.failed_compile`)."""
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,15 @@ from xcindex.actors.mailbox import ActorHandle, Envelope
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import LiveUnits, refresh
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.changes import ToClassify, classify, open_tree
 from xcindex.overlay.runner import OverlayCompiler, after_refresh
 from xcindex.vocabulary import XcindexError
 
 log = get_logger("xcindex.actors.index")
+
+WARM_UP_AFTER_S = 2.0
+"""How long after a store's first refresh a worker is started ahead of need (`warm_up`)."""
 
 Loop = ActorHandle[IndexRequest, Any]
 """The actor's own mailbox, to report back to its loop."""
@@ -43,6 +47,8 @@ class RefreshInputs:
     workers: WorkerPool
     live: LiveUnits | None
     """The first ingestion's early units (None for a later refresh)."""
+    start: bool = False
+    """The actor's first refresh: the overlay's units of an earlier process are forgotten."""
 
 
 async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtime_ns: int) -> None:
@@ -58,12 +64,13 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
             db, inputs.store_path, workers=inputs.workers, progress=progress, live=inputs.live
         )
         dropped, overlay_live = await anyio.to_thread.run_sync(
-            lambda: after_refresh(db, changed=report.changed)
+            lambda: after_refresh(db, changed=report.changed, start=inputs.start)
         )
         if dropped:
             log.info("overlay_superseded", store=str(inputs.store_path), units=dropped)
         counts = await anyio.to_thread.run_sync(db.counts)
-        outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live))
+        failed = await anyio.to_thread.run_sync(_failed_compiles, db)
+        outcome = JobOver(number, refreshed=Refreshed(units_mtime_ns, report, counts, overlay_live, failed))
         log.info(
             "index_refreshed",
             store=str(inputs.store_path),
@@ -79,6 +86,9 @@ async def refresh_job(loop: Loop, inputs: RefreshInputs, number: int, units_mtim
         with anyio.CancelScope(shield=True):
             await loop.tell(outcome)
     if inputs.live is not None:
+        # Later, not now: the questions that opened the store are being answered, and a
+        # worker's start (an interpreter importing cffi) would share the cores with them.
+        await anyio.sleep(WARM_UP_AFTER_S)
         try:
             await inputs.workers.warm_up()
         except Exception as error:  # a refresh will start its own worker, or report why not
@@ -134,6 +144,11 @@ async def follow_watch(loop: Loop, fd: int) -> None:
     while True:
         await anyio.wait_readable(fd)
         await loop.ask(TreeStirred())
+
+
+def _failed_compiles(db: Database) -> tuple[str, ...]:
+    """The files whose live unit a failed compile wrote (one stat per live unit)."""
+    return tuple(sorted(path for path, output in db.live_output_files().items() if failed_compile(output)))
 
 
 def _one_error(error: Exception) -> Exception:

@@ -316,9 +316,10 @@ class LspActor:
     async def _handshake(self, client: LspClient, context: str) -> None:
         try:
             with anyio.fail_after(self._config.initialize_timeout):
-                params = initialize_params(
-                    self.root, initialization_options=initialization_options(self.root, self._config)
-                )
+                # On the loop, not in a thread: a few syscalls once per child (the view of the
+                # build), and a thread's wait would let a test's mock clock jump the deadline.
+                options = initialization_options(self.root, self._config)
+                params = initialize_params(self.root, initialization_options=options)
                 await client.initialize(params, timeout=math.inf)
                 await client.initialized()
         except Exception as exc:

@@ -68,6 +68,16 @@ class Envelope(Generic[Req, Rep]):
             pass
 
 
+def _dropped_reply() -> MemoryObjectSendStream[Outcome[Rep]]:
+    """The reply channel of a report nobody waits on: closed from the start, so an answer
+    is dropped (`_deliver` ignores a closed channel) and an envelope the actor never answers
+    leaves no open stream for the collector to warn about."""
+    send, receive = anyio.create_memory_object_stream[Outcome[Rep]](1)
+    receive.close()
+    send.close()
+    return send
+
+
 class Mailbox(Generic[Req, Rep]):
     """The two ends of an actor's inbox: the actor receives, handles send."""
 
@@ -100,12 +110,9 @@ class ActorHandle(Generic[Req, Rep]):
         """Post `request` without waiting for room or an answer; False when the actor has
         stopped or its inbox is full. For an actor's own tasks reporting back to it (their
         reports must not block, and must reach the one task that owns the state)."""
-        reply_send, reply_receive = anyio.create_memory_object_stream[Outcome[Rep]](1)
-        reply_receive.close()  # nobody waits for an answer: a reply is dropped
         try:
-            self._send.send_nowait(Envelope(request, reply_send))
+            self._send.send_nowait(Envelope(request, _dropped_reply()))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
-            reply_send.close()
             return False
         return True
 
@@ -113,12 +120,9 @@ class ActorHandle(Generic[Req, Rep]):
         """Post `request`, waiting for room in the inbox but not for an answer; False when the
         actor has stopped. For an actor's own tasks whose report must not be lost (a full
         inbox would drop `tell_nowait`'s)."""
-        reply_send, reply_receive = anyio.create_memory_object_stream[Outcome[Rep]](1)
-        reply_receive.close()
         try:
-            await self._send.send(Envelope(request, reply_send))
+            await self._send.send(Envelope(request, _dropped_reply()))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            reply_send.close()
             return False
         return True
 

@@ -12,12 +12,28 @@ import logging
 import sys
 from typing import TextIO
 
-import structlog
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import structlog
 
 
-def configure(level: str = "info", file: str | None = None) -> None:
-    numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-    stream: TextIO = open(file, "a", encoding="utf-8", buffering=1) if file else sys.stderr  # noqa: SIM115
+class _JsonLines(logging.Formatter):
+    """structlog's ProcessorFormatter (below), made by the first record it formats: a run
+    that logs nothing at its level never imports structlog."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._formatter: structlog.stdlib.ProcessorFormatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._formatter is None:
+            self._formatter = _processor_formatter()
+        return self._formatter.format(record)
+
+
+def _processor_formatter() -> structlog.stdlib.ProcessorFormatter:
+    import structlog
+
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -25,9 +41,9 @@ def configure(level: str = "info", file: str | None = None) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     # Library code logs through stdlib loggers wrapped by `xcindex._log` (never through a
-    # structlog configuration): the formatter below renders their events and every other
+    # structlog configuration): this formatter renders their events and every other
     # library's records alike.
-    formatter = structlog.stdlib.ProcessorFormatter(
+    return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[structlog.stdlib.ExtraAdder()],
         processors=[
             *shared,
@@ -36,8 +52,13 @@ def configure(level: str = "info", file: str | None = None) -> None:
             structlog.processors.JSONRenderer(),
         ],
     )
+
+
+def configure(level: str = "info", file: str | None = None) -> None:
+    numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+    stream: TextIO = open(file, "a", encoding="utf-8", buffering=1) if file else sys.stderr  # noqa: SIM115
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(formatter)
+    handler.setFormatter(_JsonLines())
     root = logging.getLogger()
     # The MCP SDK may have called basicConfig: our handler must be the only one.
     for existing in list(root.handlers):

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 HOOK_EVENTS = ("session-start", "post-tool-use", "pre-tool-use")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(words: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line; a tool's options are made only for the tool named in `words`
+    (each reads its argument model, which imports the tool and pydantic)."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -52,8 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     from xcindex.cli.tools import add_tool_parsers
 
-    add_tool_parsers(sub)
+    add_tool_parsers(sub, _command(words))
     return parser
+
+
+def _command(words: Sequence[str]) -> str | None:
+    """The subcommand `words` name: the first word that is not an option (the top level has
+    no option taking a value)."""
+    return next((word for word in words if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,7 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from xcindex.hooks.events import main as hook_main
 
         return hook_main(words[1])
-    args = _parser().parse_args(words)
+    if words == ["--version"]:
+        # Fast too: the plugin's launcher asks an `xcindex` on PATH for its version.
+        from xcindex import __version__
+
+        print(__version__)  # noqa: T201
+        return 0
+    args = _parser(words).parse_args(words)
     if args.version:
         from xcindex import __version__
 

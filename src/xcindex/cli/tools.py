@@ -9,8 +9,9 @@ Exit codes: 0 an answer with results, 1 no results, 2 an error (bad input, no in
 refusal other than "no such symbol"), 130 interrupted; a closed pipe ends quietly. A bad
 input never prints a traceback.
 
-Import-light at the top, like `cli.py`: building the parser reads the registry (pydantic
-models, no anyio or cffi); the Engine is imported only when a tool runs.
+Import-light at the top, like `cli.py`: building the parser reads the registry's words;
+only the named tool's options are made (from its argument model: that tool and pydantic are
+imported, no other tool, anyio or cffi), and the Engine is imported only when a tool runs.
 """
 
 from __future__ import annotations
@@ -25,15 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar, get_args, get_origin
 
-import anyio
-
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from pydantic.fields import FieldInfo
 
     from xcindex.engine import Engine
-    from xcindex.engine.registry import ToolDecl
+    from xcindex.engine.declaration import ToolDecl
     from xcindex.presentation.terminal import Output
     from xcindex.tools.arguments import LocationArgs
     from xcindex.tools.find_symbol import FindSymbolAnswer
@@ -84,64 +83,72 @@ def _scalar(info: FieldInfo) -> type:
     return str
 
 
-def add_tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """One subcommand per registered tool."""
-    from xcindex.engine.registry import SYMBOL_HELP, TOOLS
+def add_tool_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], chosen: str | None = None
+) -> None:
+    """One subcommand per registered tool; only the `chosen` one gets its options (made from
+    its argument model: the other tools are not imported, so `xcindex --help` stays quick)."""
+    from xcindex.engine.registry import TOOLS
 
     for tool in TOOLS:
-        spec = tool.cli
-        parser = sub.add_parser(spec.command, help=spec.help, description=spec.description)
-        if spec.symbol_field is not None:
-            parser.add_argument("symbol", help=SYMBOL_HELP)
-        for name, info in tool.args.model_fields.items():
-            if name in _LOCATION_FIELDS or name == spec.symbol_field:
-                continue
-            help_text = info.description or ""
-            if name in spec.positionals:
-                nargs: str | None = (
-                    "+" if _is_list(info) else "?" if name in spec.optional_positionals else None
-                )
-                parser.add_argument(name, metavar=_metavar(name), nargs=nargs, help=help_text or None)
-                continue
-            if not info.is_required() and info.default is not None:
-                help_text += (
-                    f" (default {info.default:g})"
-                    if isinstance(info.default, float)
-                    else (f" (default {info.default})")
-                )
-            parser.add_argument(
-                _flag(name),
-                dest=name,
-                type=_scalar(info),
-                nargs="+" if _is_list(info) else None,
-                metavar="N" if _scalar(info) is not str else "TEXT",
-                default=argparse.SUPPRESS,
-                help=help_text,
+        parser = sub.add_parser(tool.cli.command, help=tool.cli.help, description=tool.cli.description)
+        if tool.cli.command == chosen:
+            _add_options(parser, tool)
+
+
+def _add_options(parser: argparse.ArgumentParser, tool: ToolDecl[Any, Any]) -> None:
+    from xcindex.engine.registry import SYMBOL_HELP
+
+    spec = tool.cli
+    if spec.symbol_field is not None:
+        parser.add_argument("symbol", help=SYMBOL_HELP)
+    for name, info in tool.args.model_fields.items():
+        if name in _LOCATION_FIELDS or name == spec.symbol_field:
+            continue
+        help_text = info.description or ""
+        if name in spec.positionals:
+            nargs: str | None = "+" if _is_list(info) else "?" if name in spec.optional_positionals else None
+            parser.add_argument(name, metavar=_metavar(name), nargs=nargs, help=help_text or None)
+            continue
+        if not info.is_required() and info.default is not None:
+            help_text += (
+                f" (default {info.default:g})"
+                if isinstance(info.default, float)
+                else (f" (default {info.default})")
             )
-        if spec.paged:
-            parser.add_argument("--all", action="store_true", help="every item: pages through the whole list")
-        for flag in spec.flags:
-            parser.add_argument(
-                flag.flag, dest=flag.config_field, action="store_const", const=flag.value, help=flag.help
-            )
-        where = parser.add_mutually_exclusive_group()
-        where.add_argument(
-            "--project",
-            metavar="PATH",
-            help="a Swift package folder, its Package.swift, an .xcodeproj or an .xcworkspace "
-            "(default: the working directory)",
-        )
-        where.add_argument(
-            "--index-store", metavar="PATH", help="the index store folder (the one that contains v5/)"
-        )
-        parser.add_argument("--json", action="store_true", help="print the answer as JSON (for scripts)")
         parser.add_argument(
-            "--log-level",
-            default="warning",
-            choices=("debug", "info", "warning", "error"),
-            help="JSON log lines on stderr at this level (default: warning)",
+            _flag(name),
+            dest=name,
+            type=_scalar(info),
+            nargs="+" if _is_list(info) else None,
+            metavar="N" if _scalar(info) is not str else "TEXT",
+            default=argparse.SUPPRESS,
+            help=help_text,
         )
-        parser.set_defaults(tool=tool.name)
+    if spec.paged:
+        parser.add_argument("--all", action="store_true", help="every item: pages through the whole list")
+    for flag in spec.flags:
+        parser.add_argument(
+            flag.flag, dest=flag.config_field, action="store_const", const=flag.value, help=flag.help
+        )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--project",
+        metavar="PATH",
+        help="a Swift package folder, its Package.swift, an .xcodeproj or an .xcworkspace "
+        "(default: the working directory)",
+    )
+    where.add_argument(
+        "--index-store", metavar="PATH", help="the index store folder (the one that contains v5/)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON (for scripts)")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="JSON log lines on stderr at this level (default: warning)",
+    )
+    parser.set_defaults(tool=tool.name)
 
 
 # --- running one ------------------------------------------------------------------------
@@ -186,11 +193,17 @@ def _values(tool: ToolDecl[Any, Any], args: argparse.Namespace) -> dict[str, Any
 def _enclosing_project(start: str) -> str:
     """The folder a command run without --project is about: the nearest one holding a
     Package.swift, an .xcodeproj or an .xcworkspace, from the working directory up (as git
-    finds its repository from a subfolder); the working directory itself when none does."""
+    finds its repository from a subfolder); a UsageError when none does (it said "--project
+    '<the working directory>' is neither …", naming an option nobody gave)."""
     from xcindex.project.candidates import enclosing_project_folder
 
     found = enclosing_project_folder(Path(start))
-    return str(found) if found is not None else os.path.abspath(start)
+    if found is None:
+        raise UsageError(
+            f"no Swift package or Xcode project in {os.path.abspath(start)} or a folder above it: run "
+            "the command inside one, or name it with --project PATH (or the store with --index-store PATH)."
+        )
+    return str(found)
 
 
 async def _resolve_usr(
@@ -275,6 +288,8 @@ async def _ask(engine: Engine, tool: ToolDecl[Any, Any], args: argparse.Namespac
 async def _saying_when_slow(call: Awaitable[T], output: Output, message: str, after_s: float = 1.0) -> T:
     """Await `call`, writing `message` to stderr if it takes longer than `after_s` (a refusal
     answers at once and should not claim to ask sourcekit-lsp)."""
+    import anyio
+
     async with anyio.create_task_group() as tg:
 
         async def say_later() -> None:

@@ -145,6 +145,19 @@ class _Doctor:
             except importlib.metadata.PackageNotFoundError:
                 self.report.ok(f"{module} (version unknown)")
 
+    def check_cache(self) -> None:
+        """The folder every database and the overlay's work go to: a tool fails without it."""
+        from xcindex.indexstore.cache import CacheFolderError, cache_dir, writable
+
+        self.report.section("Cache")
+        folder = cache_dir()
+        try:
+            writable(folder)
+        except CacheFolderError as error:
+            self.report.fail(str(error))
+            return
+        self.report.ok(f"{folder} (writable)")
+
     def check_swift(self) -> None:
         self.report.section("Swift toolchain")
         found = toolchain.find_swift()
@@ -415,6 +428,7 @@ def main(project: str | None, install: bool, build_schemes: list[str] | None = N
     doctor = _Doctor(report, install)
     sys.stdout.write(f"xcindex doctor {__version__}{' --install' if install else ''}\n")
     doctor.check_python()
+    doctor.check_cache()
     doctor.check_swift()
     doctor.check_library()
     doctor.check_sourcekit_lsp()

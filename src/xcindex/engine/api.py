@@ -10,33 +10,37 @@ the caller's event loop.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
-from xcindex.engine import registry, runs
+from xcindex.engine import registry
 from xcindex.engine.config import EngineConfig, StatusVersion
 from xcindex.engine.core import EngineCore
-from xcindex.indexstore.state import IndexState
-from xcindex.tools.arguments import LocationArgs
-from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs
-from xcindex.tools.find_symbol import DEFAULT_MAX_CANDIDATES, FindSymbolAnswer, FindSymbolArgs
-from xcindex.tools.graph.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
-from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer, CallHierarchyArgs
-from xcindex.tools.graph.change_impact import ChangeImpactAnswer, ChangeImpactArgs
-from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer, TypeHierarchyArgs
-from xcindex.tools.references import (
+from xcindex.engine.declaration import Answer, EngineRun, ToolDecl
+from xcindex.tools.limits import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_RANGES,
     DEFAULT_MAX_RESULTS,
-    DefinitionAnswer,
-    FindDefinitionArgs,
-    FindOverridesArgs,
-    FindReferencesArgs,
-    SitesAnswer,
+    DEFAULT_TIMEOUT_S,
 )
-from xcindex.tools.rename.plan import DEFAULT_MAX_RANGES, PlanRenameArgs, RenamePlan
-from xcindex.tools.status import StatusAnswer, StatusArgs
-from xcindex.tools.wait_for_fresh import DEFAULT_TIMEOUT_S, FreshWaitAnswer, WaitForFreshArgs
 
-A = TypeVar("A", bound=LocationArgs)
-R = TypeVar("R", bound=registry.Answer)
+if TYPE_CHECKING:
+    # Each method imports its tool when called: an Engine that answers find_symbol does not
+    # load the rename planner or the graph tools.
+    from xcindex.indexstore.state import IndexState
+    from xcindex.tools.arguments import LocationArgs
+    from xcindex.tools.conformances import ConformancesAnswer
+    from xcindex.tools.find_symbol import FindSymbolAnswer
+    from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
+    from xcindex.tools.graph.change_impact import ChangeImpactAnswer
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer
+    from xcindex.tools.references import DefinitionAnswer, SitesAnswer
+    from xcindex.tools.rename.plan import RenamePlan
+    from xcindex.tools.status import StatusAnswer
+    from xcindex.tools.wait_for_fresh import FreshWaitAnswer
+
+A = TypeVar("A", bound="LocationArgs")
+R = TypeVar("R", bound=Answer)
 
 
 class Engine:
@@ -64,12 +68,12 @@ class Engine:
         with` block does this anyway."""
         await self._core.close_children()
 
-    async def call(self, tool: registry.ToolDecl[A, R], args: A) -> R:
+    async def call(self, tool: ToolDecl[A, R], args: A) -> R:
         """Answer one tool call: `tool` is its declaration in `xcindex.engine.registry`
         (`registry.BY_NAME[name]`), `args` its validated argument model. What the MCP server
         and the CLI call; the typed methods below are this with the model built for you."""
         run = tool.run
-        if isinstance(run, registry.EngineRun):
+        if isinstance(run, EngineRun):
             return await run.run(self._core, args)
         answer: R = await self._core.answer(tool.name, args, run.read)
         return answer
@@ -93,6 +97,8 @@ class Engine:
         """Ranked candidates for a name as an agent types it (docs/tools.md, "Resolving
         names"); `resolved` is the one a tool that needs one symbol takes. `offset` starts
         the page there (the answer holds every candidate; `to_json` shows the page)."""
+        from xcindex.tools.find_symbol import FindSymbolArgs
+
         return await self.call(
             registry.FIND_SYMBOL,
             FindSymbolArgs.build(
@@ -116,6 +122,8 @@ class Engine:
     ) -> SitesAnswer:
         """Every source occurrence of a symbol, by USR (preferred) or by name: a page of
         `max_results` from `offset` on; `next_offset()` says where the next page starts."""
+        from xcindex.tools.references import FindReferencesArgs
+
         return await self.call(
             registry.FIND_REFERENCES,
             FindReferencesArgs.build(
@@ -131,6 +139,8 @@ class Engine:
     async def find_definition(
         self, usr: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> DefinitionAnswer:
+        from xcindex.tools.references import FindDefinitionArgs
+
         return await self.call(
             registry.FIND_DEFINITION,
             FindDefinitionArgs.build(usr=usr, project_path=project_path, index_store_path=index_store_path),
@@ -145,6 +155,8 @@ class Engine:
         index_store_path: str | None = None,
     ) -> SitesAnswer:
         """Overrides and witnesses of `usr`: a page of up to 500 from `offset` on."""
+        from xcindex.tools.references import FindOverridesArgs
+
         return await self.call(
             registry.FIND_OVERRIDES,
             FindOverridesArgs.build(
@@ -161,6 +173,8 @@ class Engine:
         index_store_path: str | None = None,
     ) -> ConformancesAnswer:
         """Conforming types (subclasses of conforming classes included), from `offset` on."""
+        from xcindex.tools.conformances import FindConformancesArgs
+
         return await self.call(
             registry.FIND_CONFORMANCES,
             FindConformancesArgs.build(
@@ -171,6 +185,8 @@ class Engine:
     async def blast_radius(
         self, file_path: str, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> BlastRadiusAnswer:
+        from xcindex.tools.graph.blast_radius import BlastRadiusArgs
+
         return await self.call(
             registry.BLAST_RADIUS,
             BlastRadiusArgs.build(
@@ -192,6 +208,8 @@ class Engine:
         """Callers (incoming, dynamic dispatch included) or callees (outgoing, overrides and
         witnesses a dynamic call reaches included) of a function; level-1 groups from
         `offset` on (`answer.next_offset()` says where the next page starts)."""
+        from xcindex.tools.graph.call_hierarchy import CallHierarchyArgs
+
         return await self.call(
             registry.CALL_HIERARCHY,
             CallHierarchyArgs.build(
@@ -216,6 +234,8 @@ class Engine:
         index_store_path: str | None = None,
     ) -> TypeHierarchyAnswer:
         """Supertypes or subtypes of a type, with the clauses that declare them."""
+        from xcindex.tools.graph.type_hierarchy import TypeHierarchyArgs
+
         return await self.call(
             registry.TYPE_HIERARCHY,
             TypeHierarchyArgs.build(
@@ -237,6 +257,8 @@ class Engine:
         index_store_path: str | None = None,
     ) -> ChangeImpactAnswer:
         """The symbols a git diff changes, what uses them, and the tests that reach them."""
+        from xcindex.tools.graph.change_impact import ChangeImpactArgs
+
         return await self.call(
             registry.CHANGE_IMPACT,
             ChangeImpactArgs.build(
@@ -248,6 +270,8 @@ class Engine:
         self, *, project_path: str | None = None, index_store_path: str | None = None
     ) -> StatusAnswer:
         """Answers at once, even during a first ingestion (then with its progress)."""
+        from xcindex.tools.status import StatusArgs
+
         return await self.call(
             registry.STATUS, StatusArgs.build(project_path=project_path, index_store_path=index_store_path)
         )
@@ -269,6 +293,9 @@ class Engine:
         unless `reconcile_with_lsp` (default: the config's `reconcile`) is False. `offset`
         pages through a plan larger than `max_ranges` (the answer's `nextOffset`), the two
         others through its unproven sites and text mentions."""
+        from xcindex.engine import runs
+        from xcindex.tools.rename.plan import PlanRenameArgs
+
         args = PlanRenameArgs.build(
             usr=usr,
             new_name=new_name,
@@ -292,6 +319,8 @@ class Engine:
         """Wait until the index covers the current content of `file_paths` (absolute), or
         `timeout_s` passes. New units are taken in as the compiler writes them, so this
         returns as soon as the last named file's unit lands, not when the build ends."""
+        from xcindex.tools.wait_for_fresh import WaitForFreshArgs
+
         return await self.call(
             registry.WAIT_FOR_FRESH,
             WaitForFreshArgs.build(

@@ -350,7 +350,7 @@ class EngineCore:
         overlay_files: list[str] = []
         if overlay and during is None:
             answer, overlay_files, named_edited, pending = await self._with_overlay(
-                handle, answer, named_edited, pending, ask
+                handle, answer, named_edited, pending, ask, frozenset(changes.suspects)
             )
         state = await handle.state()
         extra = [AnswerWarning(code, message) for code, message in location.notes] + unreadable_warnings(
@@ -410,7 +410,13 @@ class EngineCore:
         )
 
     async def _with_overlay(
-        self, handle: IndexHandle, answer: Any, named_edited: list[str], pending: list[str], ask: Any
+        self,
+        handle: IndexHandle,
+        answer: Any,
+        named_edited: list[str],
+        pending: list[str],
+        ask: Any,
+        suspects: frozenset[str] = frozenset(),
     ) -> tuple[Any, list[str], list[str], list[str]]:
         """Re-index into the overlay the answer's stale files, its session-edited ones and the
         project's files changed since the index saw them (waiting up to `overlay_wait_s`); ask
@@ -423,7 +429,11 @@ class EngineCore:
             return answer, [], named_edited, pending  # nothing changed, nothing re-indexed: no look
         covered, went_back = await handle.query(overlay_files_in)
         named_first = sorted(wanted | (went_back & live_named))
-        changed = [path for path in pending if path not in covered and path not in wanted]
+        # A suspect is to be compiled again even when the overlay covers it (a file the overlay
+        # indexed before a declaration it uses changed).
+        changed = [
+            path for path in pending if (path not in covered or path in suspects) and path not in wanted
+        ]
         candidates = tuple([*named_first, *changed][:MAX_OVERLAY_FILES_PER_QUESTION])
         landed: list[str] = []
         if candidates:
@@ -431,15 +441,20 @@ class EngineCore:
                 landed = await handle.overlay(candidates, timeout=self.config.overlay_wait_s)
             except ActorTimeout:
                 landed = []
-        if landed:
-            covered, _ = await handle.query(overlay_files_in)
-        # A file another question (or the background) re-indexed meanwhile counts as well.
-        if landed or (stale | set(pending)) & covered.keys():
-            answer = await ask()
-        # What is still not indexed as it is now (a suspect the compiler checked is cleared).
+        # What is still not indexed as it is now (a suspect the compiler checked is cleared),
+        # read before the answer is asked again: a file that stopped pending before this
+        # read has its new unit in the database for the question below, and one still
+        # pending is named. (Read after, a check landing in between left an answer from
+        # before it labelled complete.)
         still_pending = (
             list((await handle.changes(timeout=self.config.query_timeout_s)).pending) if pending else []
         )
+        meanwhile = set(pending) - set(still_pending)
+        if landed or meanwhile:
+            covered, _ = await handle.query(overlay_files_in)
+        # A file another question (or the background) re-indexed meanwhile counts as well.
+        if landed or meanwhile or (stale | set(pending)) & covered.keys():
+            answer = await ask()
         if not covered:
             return answer, [], named_edited, still_pending
         # A file re-indexed for this answer counts even when it no longer names a site

@@ -7,192 +7,225 @@ terminal, and its CLI command. The MCP server's table, the CLI's subcommands, th
 dispatch and the tests' tool lists all read `TOOLS`; docs/architecture.md ("Where things go")
 says how to add a tool.
 
-How a tool runs is part of its declaration, so `Engine.call` has no branch per tool:
-- `IndexQuery`: answered from the index alone, `query(db, args)`, run by the store's index
-  actor on a fresh database;
-- `IndexQueryWith`: the same after `read(location, args)` gathered what the query needs from
-  outside the index (SwiftPM's package description, git's diff), in a worker thread and never
-  while the database is held: slow outside reads do not delay other questions;
-- `EngineRun`: more than one query (status, wait_for_fresh, plan_rename), a function of the
-  Engine's core.
+The words are here; each tool's implementation is imported by its loader below when the tool
+is first used (`declaration.ToolDecl`), so this module imports no tool, no pydantic and no
+actor: `xcindex --help` reads it, and a server's first answer loads only the tool it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-from xcindex.engine import reads, runs
-from xcindex.presentation import agent, terminal, terminal_graph
-from xcindex.tools import shapes
-from xcindex.tools.arguments import LocationArgs
-from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs, query_find_conformances
-from xcindex.tools.find_symbol import FindSymbolAnswer, FindSymbolArgs, query_find_symbol
-from xcindex.tools.graph.blast_radius import BlastRadiusAnswer, BlastRadiusArgs, query_blast_radius
-from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer, CallHierarchyArgs, query_call_hierarchy
-from xcindex.tools.graph.change_impact import ChangeImpactAnswer, ChangeImpactArgs, query_change_impact
-from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer, TypeHierarchyArgs, query_type_hierarchy
-from xcindex.tools.references import (
-    DefinitionAnswer,
-    FindDefinitionArgs,
-    FindOverridesArgs,
-    FindReferencesArgs,
-    SitesAnswer,
-    query_find_definition,
-    query_find_overrides,
-    query_find_references,
+from xcindex.engine.declaration import (
+    CliFlag,
+    CliSpec,
+    EngineRun,
+    IndexQuery,
+    IndexQueryWith,
+    ToolDecl,
+    ToolImpl,
 )
-from xcindex.tools.rename.plan import PlanRenameArgs, RenamePlan
-from xcindex.tools.status import StatusAnswer, StatusArgs
-from xcindex.tools.wait_for_fresh import MAX_TIMEOUT_S, FreshWaitAnswer, WaitForFreshArgs
+from xcindex.tools.limits import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
-    from xcindex.engine.core import EngineCore
     from xcindex.indexstore.database import Database
-    from xcindex.project.locate import Location
-    from xcindex.tools.common import Freshness
+    from xcindex.tools.conformances import ConformancesAnswer, FindConformancesArgs
+    from xcindex.tools.find_symbol import FindSymbolAnswer, FindSymbolArgs
+    from xcindex.tools.graph.blast_radius import BlastRadiusAnswer, BlastRadiusArgs
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer, CallHierarchyArgs
+    from xcindex.tools.graph.change_impact import ChangeImpactAnswer, ChangeImpactArgs
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer, TypeHierarchyArgs
+    from xcindex.tools.references import (
+        DefinitionAnswer,
+        FindDefinitionArgs,
+        FindOverridesArgs,
+        FindReferencesArgs,
+        SitesAnswer,
+    )
+    from xcindex.tools.rename.plan import PlanRenameArgs, RenamePlan
+    from xcindex.tools.status import StatusAnswer, StatusArgs
+    from xcindex.tools.wait_for_fresh import FreshWaitAnswer, WaitForFreshArgs
 
 LOCATION_HELP = "Needs projectPath or indexStorePath."
 
-A = TypeVar("A", bound=LocationArgs)
-I = TypeVar("I")  # noqa: E741
+# --- each tool's implementation, imported when it is first used ----------------------
 
 
-class Answer(Protocol):
-    """What every tool answers: a frozen value whose JSON is the MCP structured content,
-    fitted to a response budget (None: everything)."""
+def _find_symbol() -> ToolImpl[FindSymbolArgs, FindSymbolAnswer]:
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.find_symbol import FindSymbolArgs, query_find_symbol
 
-    def to_json(self, budget: int | None = None) -> Mapping[str, object]: ...
-
-
-class IndexAnswer(Answer, Protocol):
-    """An answer read from the index: it carries its freshness, which the Engine completes."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @property
-    def freshness(self) -> Freshness: ...
-
-    def named_paths(self) -> set[str]:
-        """The files the answer names (their freshness is the answer's)."""
-        ...
+    return ToolImpl(
+        args=FindSymbolArgs,
+        shape=shapes.FindSymbolJson,
+        run=IndexQuery(query_find_symbol),
+        text=agent.find_symbol,
+        show=terminal.find_symbol,
+    )
 
 
-R = TypeVar("R", bound=Answer)
-Q = TypeVar("Q", bound=IndexAnswer)
+def _find_references() -> ToolImpl[FindReferencesArgs, SitesAnswer]:
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.references import FindReferencesArgs, query_find_references
+
+    return ToolImpl(
+        args=FindReferencesArgs,
+        shape=shapes.SitesJson,
+        run=IndexQuery(query_find_references),
+        text=agent.references,
+        show=terminal.references,
+    )
 
 
-@dataclass(frozen=True)
-class IndexQuery(Generic[A, Q]):
-    """Answered from the index alone: `query(db, args)` on a fresh database."""
+def _find_definition() -> ToolImpl[FindDefinitionArgs, DefinitionAnswer]:
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.references import FindDefinitionArgs, query_find_definition
 
-    query: Callable[[Database, A], Q]
-
-    def read(self, location: Location, args: A) -> None:
-        """Nothing to read before the query."""
-
-    def answer(self, db: Database, args: A, _inputs: None) -> Q:
-        return self.query(db, args)
-
-
-@dataclass(frozen=True)
-class IndexQueryWith(Generic[A, Q, I]):
-    """Answered from the index after `read(location, args)` gathered the query's inputs from
-    outside it (in a worker thread, before the index actor is asked)."""
-
-    read: Callable[[Location, A], I]
-    query: Callable[[Database, A, I], Q]
-
-    def answer(self, db: Database, args: A, inputs: I) -> Q:
-        return self.query(db, args, inputs)
+    return ToolImpl(
+        args=FindDefinitionArgs,
+        shape=shapes.DefinitionJson,
+        run=IndexQuery(query_find_definition),
+        text=agent.definition,
+        show=terminal.definition,
+    )
 
 
-@dataclass(frozen=True)
-class EngineRun(Generic[A, R]):
-    """More than one question to the index (or to sourcekit-lsp, or waiting): `run(core, args)`."""
+def _find_overrides() -> ToolImpl[FindOverridesArgs, SitesAnswer]:
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.references import FindOverridesArgs, query_find_overrides
 
-    run: Callable[[EngineCore, A], Awaitable[R]]
-
-
-@dataclass(frozen=True)
-class CliFlag:
-    """A CLI-only switch that sets an Engine option (`EngineConfig`), not an MCP argument."""
-
-    flag: str
-    config_field: str
-    value: Any
-    help: str
+    return ToolImpl(
+        args=FindOverridesArgs,
+        shape=shapes.SitesJson,
+        run=IndexQuery(query_find_overrides),
+        text=agent.overrides,
+        show=terminal.overrides,
+    )
 
 
-@dataclass(frozen=True)
-class CliSpec:
-    command: str
-    help: str
-    description: str
-    positionals: tuple[str, ...] = ()
-    """Fields given positionally, in order; the rest are `--kebab-case` options."""
-    optional_positionals: tuple[str, ...] = ()
-    symbol_field: str | None = None
-    """A positional SYMBOL filling this field: a usr as is, or a name find_symbol resolves."""
-    path_fields: tuple[str, ...] = ()
-    """Paths a person types relative to the working directory (made absolute)."""
-    flags: tuple[CliFlag, ...] = ()
-    paged: bool = False
-    """The answer is a page of `sites` (`offset`, `next_offset()`): `--all` joins every page."""
-    protocols_only: bool = False
-    """A SYMBOL given by name resolves among protocols only."""
-    settle_first: bool = False
-    """Wait for a first ingestion (with progress) before asking: a person wants the settled answer."""
-    slow_note: str | None = None
-    """Said on stderr when the answer takes more than a second (unless a flag turned the slow part off)."""
+def _find_conformances() -> ToolImpl[FindConformancesArgs, ConformancesAnswer]:
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.conformances import FindConformancesArgs, query_find_conformances
+
+    return ToolImpl(
+        args=FindConformancesArgs,
+        shape=shapes.ConformancesJson,
+        run=IndexQuery(query_find_conformances),
+        text=agent.conformances,
+        show=terminal.conformances,
+    )
 
 
-@dataclass(frozen=True)
-class ToolDecl(Generic[A, R]):
-    name: str
-    title: str
-    description: str
-    args: type[A]
-    shape: type[Any]
-    """The answer's JSON shape (a TypedDict in tools/shapes.py): the MCP outputSchema."""
-    run: IndexQuery[A, Any] | IndexQueryWith[A, Any, Any] | EngineRun[A, R]
-    text: Callable[[R, int | None], str]
-    """The agent's text rendering, within a response budget (None: everything)."""
-    show: Callable[[R, terminal.Output, terminal.Context], int]
-    """The terminal rendering; returns the exit code."""
-    cli: CliSpec
-    read_only: bool = True
-    idempotent: bool = True
+def _blast_radius() -> ToolImpl[BlastRadiusArgs, BlastRadiusAnswer]:
+    from xcindex.engine import reads
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.graph.blast_radius import BlastRadiusArgs, query_blast_radius
 
-    @cached_property
-    def output_schema(self) -> dict[str, Any]:
-        """Built on first use (pydantic's schema generation is a tenth of a second for all)."""
-        from pydantic import TypeAdapter
-
-        return compact_schema(TypeAdapter(self.shape).json_schema())
-
-    def structured(self, answer: R, budget: int | None) -> dict[str, Any]:
-        return dict(answer.to_json(budget))
+    return ToolImpl(
+        args=BlastRadiusArgs,
+        shape=shapes.BlastRadiusJson,
+        run=IndexQueryWith(reads.package_description, query_blast_radius),
+        text=agent.blast_radius,
+        show=terminal.blast_radius,
+    )
 
 
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A schema without pydantic's generated titles (they repeat the keys)."""
+def _call_hierarchy() -> ToolImpl[CallHierarchyArgs, CallHierarchyAnswer]:
+    from xcindex.presentation import agent, terminal_graph
+    from xcindex.tools import shapes
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyArgs, query_call_hierarchy
 
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                key: strip(value)
-                for key, value in node.items()
-                if not (key == "title" and isinstance(value, str))
-            }
-        if isinstance(node, list):
-            return [strip(item) for item in node]
-        return node
+    return ToolImpl(
+        args=CallHierarchyArgs,
+        shape=shapes.CallHierarchyJson,
+        run=IndexQuery(query_call_hierarchy),
+        text=agent.call_hierarchy,
+        show=terminal_graph.call_hierarchy,
+    )
 
-    stripped: dict[str, Any] = strip(schema)
-    return stripped
+
+def _type_hierarchy() -> ToolImpl[TypeHierarchyArgs, TypeHierarchyAnswer]:
+    from xcindex.presentation import agent, terminal_graph
+    from xcindex.tools import shapes
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyArgs, query_type_hierarchy
+
+    return ToolImpl(
+        args=TypeHierarchyArgs,
+        shape=shapes.TypeHierarchyJson,
+        run=IndexQuery(query_type_hierarchy),
+        text=agent.type_hierarchy,
+        show=terminal_graph.type_hierarchy,
+    )
+
+
+def _change_impact() -> ToolImpl[ChangeImpactArgs, ChangeImpactAnswer]:
+    from xcindex.engine import reads
+    from xcindex.presentation import agent, terminal_graph
+    from xcindex.tools import shapes
+    from xcindex.tools.graph.change_impact import ChangeImpactArgs, query_change_impact
+
+    return ToolImpl(
+        args=ChangeImpactArgs,
+        shape=shapes.ChangeImpactJson,
+        run=IndexQueryWith(reads.change_inputs, query_change_impact),
+        text=agent.change_impact,
+        show=terminal_graph.change_impact,
+    )
+
+
+def _status() -> ToolImpl[StatusArgs, StatusAnswer]:
+    from xcindex.engine import runs
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.status import StatusArgs
+
+    return ToolImpl(
+        args=StatusArgs,
+        shape=shapes.StatusJson,
+        run=EngineRun(runs.status),
+        text=agent.status,
+        show=terminal.status,
+    )
+
+
+def _wait_for_fresh() -> ToolImpl[WaitForFreshArgs, FreshWaitAnswer]:
+    from xcindex.engine import runs
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.wait_for_fresh import WaitForFreshArgs
+
+    return ToolImpl(
+        args=WaitForFreshArgs,
+        shape=shapes.FreshWaitJson,
+        run=EngineRun(runs.wait_for_fresh),
+        text=agent.wait_for_fresh,
+        show=terminal.wait_for_fresh,
+    )
+
+
+def _plan_rename() -> ToolImpl[PlanRenameArgs, RenamePlan]:
+    from xcindex.engine import runs
+    from xcindex.presentation import agent, terminal
+    from xcindex.tools import shapes
+    from xcindex.tools.rename.plan import PlanRenameArgs
+
+    return ToolImpl(
+        args=PlanRenameArgs,
+        shape=shapes.RenamePlanJson,
+        run=EngineRun(runs.plan_rename),
+        text=agent.plan_rename,
+        show=terminal.plan_rename,
+    )
+
+
+# --- the tools ----------------------------------------------------------------------------
 
 
 SYMBOL_HELP = "a USR (s:… or c:…), or a name that find_symbol resolves to exactly one symbol"
@@ -202,11 +235,7 @@ FIND_SYMBOL: ToolDecl[FindSymbolArgs, FindSymbolAnswer] = ToolDecl(
     title="Find a symbol by name",
     description="Start here: candidates for a name, each with its usr (the input of the other tools), "
     "kind and definition site. " + LOCATION_HELP,
-    args=FindSymbolArgs,
-    shape=shapes.FindSymbolJson,
-    run=IndexQuery(query_find_symbol),
-    text=agent.find_symbol,
-    show=terminal.find_symbol,
+    load=_find_symbol,
     cli=CliSpec(
         "symbol",
         "find symbols by name, with their USRs",
@@ -222,11 +251,7 @@ FIND_REFERENCES: ToolDecl[FindReferencesArgs, SitesAnswer] = ToolDecl(
     description="Every place a symbol is written (definitions, calls, reads, writes, type uses) with "
     "roles, grouped by file. Prefer usr over symbolName; totalCount and truncated say if there is "
     "more. " + LOCATION_HELP,
-    args=FindReferencesArgs,
-    shape=shapes.SitesJson,
-    run=IndexQuery(query_find_references),
-    text=agent.references,
-    show=terminal.references,
+    load=_find_references,
     cli=CliSpec(
         "refs",
         "every place a symbol is written",
@@ -242,11 +267,7 @@ FIND_DEFINITION: ToolDecl[FindDefinitionArgs, DefinitionAnswer] = ToolDecl(
     name="find_definition",
     title="Where a symbol is defined",
     description="Where a usr is defined (else declared); null if the index has none. " + LOCATION_HELP,
-    args=FindDefinitionArgs,
-    shape=shapes.DefinitionJson,
-    run=IndexQuery(query_find_definition),
-    text=agent.definition,
-    show=terminal.definition,
+    load=_find_definition,
     cli=CliSpec(
         "def",
         "where a symbol is defined",
@@ -261,11 +282,7 @@ FIND_OVERRIDES: ToolDecl[FindOverridesArgs, SitesAnswer] = ToolDecl(
     title="Overrides and protocol witnesses",
     description="Overrides of a method in subclasses (transitively) and witnesses of a protocol "
     "requirement, default implementations included. Use before changing a signature. " + LOCATION_HELP,
-    args=FindOverridesArgs,
-    shape=shapes.SitesJson,
-    run=IndexQuery(query_find_overrides),
-    text=agent.overrides,
-    show=terminal.overrides,
+    load=_find_overrides,
     cli=CliSpec(
         "overrides",
         "overrides and protocol witnesses of a method",
@@ -282,11 +299,7 @@ FIND_CONFORMANCES: ToolDecl[FindConformancesArgs, ConformancesAnswer] = ToolDecl
     description="Types conforming to a protocol (usr): marker protocols, conformers relying on default "
     "implementations, conformances in extensions (anchored there) and through refining protocols. "
     + LOCATION_HELP,
-    args=FindConformancesArgs,
-    shape=shapes.ConformancesJson,
-    run=IndexQuery(query_find_conformances),
-    text=agent.conformances,
-    show=terminal.conformances,
+    load=_find_conformances,
     cli=CliSpec(
         "conformances",
         "the types conforming to a protocol",
@@ -302,11 +315,7 @@ BLAST_RADIUS: ToolDecl[BlastRadiusArgs, BlastRadiusAnswer] = ToolDecl(
     title="What a change to one file reaches",
     description="Files depending on a source file, directly and transitively, the test files covering "
     "it and a ready `swift test --filter` command. Use before editing a shared file. " + LOCATION_HELP,
-    args=BlastRadiusArgs,
-    shape=shapes.BlastRadiusJson,
-    run=IndexQueryWith(reads.package_description, query_blast_radius),
-    text=agent.blast_radius,
-    show=terminal.blast_radius,
+    load=_blast_radius,
     cli=CliSpec(
         "blast",
         "the files and tests a change to one file reaches",
@@ -325,11 +334,7 @@ CALL_HIERARCHY: ToolDecl[CallHierarchyArgs, CallHierarchyAnswer] = ToolDecl(
     "with call sites. Incoming counts calls through a base method or protocol requirement (dispatch: "
     "dynamic) and super calls; recursion is marked cycle. Use before changing what a function does. "
     + LOCATION_HELP,
-    args=CallHierarchyArgs,
-    shape=shapes.CallHierarchyJson,
-    run=IndexQuery(query_call_hierarchy),
-    text=agent.call_hierarchy,
-    show=terminal_graph.call_hierarchy,
+    load=_call_hierarchy,
     cli=CliSpec(
         "calls",
         "who calls a function (or what it calls), a few levels deep",
@@ -346,11 +351,7 @@ TYPE_HIERARCHY: ToolDecl[TypeHierarchyArgs, TypeHierarchyAnswer] = ToolDecl(
     description="Supertypes (superclasses, adopted and refined protocols) or subtypes (subclasses, "
     "conformers, refining protocols) of a type, each at its inheritance clause, extensions marked. "
     + LOCATION_HELP,
-    args=TypeHierarchyArgs,
-    shape=shapes.TypeHierarchyJson,
-    run=IndexQuery(query_type_hierarchy),
-    text=agent.type_hierarchy,
-    show=terminal_graph.type_hierarchy,
+    load=_type_hierarchy,
     cli=CliSpec(
         "types",
         "supertypes or subtypes of a type",
@@ -367,11 +368,7 @@ CHANGE_IMPACT: ToolDecl[ChangeImpactArgs, ChangeImpactAnswer] = ToolDecl(
     description="After editing, before testing: the symbols the working tree's diff against a git "
     "revision changes (body, signature, added, removed, moved), their references elsewhere, the files "
     "reaching them, the covering tests and a `swift test --filter` command. " + LOCATION_HELP,
-    args=ChangeImpactArgs,
-    shape=shapes.ChangeImpactJson,
-    run=IndexQueryWith(reads.change_inputs, query_change_impact),
-    text=agent.change_impact,
-    show=terminal_graph.change_impact,
+    load=_change_impact,
     cli=CliSpec(
         "impact",
         "the symbols, references and tests a git diff reaches",
@@ -387,11 +384,7 @@ STATUS: ToolDecl[StatusArgs, StatusAnswer] = ToolDecl(
     title="Index health and freshness",
     description="Index health: store path, last write, stale files, counts, unreadable units, ingestion "
     "progress. Call first in a session, or when answers look stale. " + LOCATION_HELP,
-    args=StatusArgs,
-    run=EngineRun(runs.status),
-    shape=shapes.StatusJson,
-    text=agent.status,
-    show=terminal.status,
+    load=_status,
     cli=CliSpec(
         "status",
         "index health and freshness",
@@ -408,11 +401,7 @@ WAIT_FOR_FRESH: ToolDecl[WaitForFreshArgs, FreshWaitAnswer] = ToolDecl(
     description="After editing files and starting a build: waits until the index covers the named "
     "files' current content instead of sleeping or polling status; says per file fresh, stale, "
     f"not_indexed or missing (at most {MAX_TIMEOUT_S:g} s). " + LOCATION_HELP,
-    args=WaitForFreshArgs,
-    run=EngineRun(runs.wait_for_fresh),
-    shape=shapes.FreshWaitJson,
-    text=agent.wait_for_fresh,
-    show=terminal.wait_for_fresh,
+    load=_wait_for_fresh,
     cli=CliSpec(
         "wait",
         "wait until the index covers the current content of files",
@@ -432,11 +421,7 @@ PLAN_RENAME: ToolDecl[PlanRenameArgs, RenamePlan] = ToolDecl(
     "safe to apply; yellow-* need a look; red-stale means rebuild first. Never edits files. Index "
     "columns are UTF-8 bytes; sourcekit-lsp-only ranges are UTF-16. projectPath is preferred "
     "(sourcekit-lsp needs the workspace root). " + LOCATION_HELP,
-    args=PlanRenameArgs,
-    run=EngineRun(runs.plan_rename),
-    shape=shapes.RenamePlanJson,
-    text=agent.plan_rename,
-    show=terminal.plan_rename,
+    load=_plan_rename,
     cli=CliSpec(
         "rename",
         "plan a rename (never edits a file)",
@@ -474,9 +459,25 @@ TOOLS: tuple[ToolDecl[Any, Any], ...] = (
 
 BY_NAME: dict[str, ToolDecl[Any, Any]] = {tool.name: tool for tool in TOOLS}
 BY_COMMAND: dict[str, ToolDecl[Any, Any]] = {tool.cli.command: tool for tool in TOOLS}
-INDEX_QUERIES: dict[str, Callable[[Database, Any, Any], Any]] = {
-    tool.name: tool.run.answer for tool in TOOLS if isinstance(tool.run, IndexQuery | IndexQueryWith)
-}
+
+
+class _IndexQueries(Mapping[str, Callable[["Database", Any, Any], Any]]):
+    """The index tools' `answer`s by name, each tool loaded when first asked for."""
+
+    def __getitem__(self, name: str) -> Callable[[Database, Any, Any], Any]:
+        tool = BY_NAME.get(name)
+        if tool is None or not isinstance(tool.run, IndexQuery | IndexQueryWith):
+            raise KeyError(name)
+        return tool.run.answer
+
+    def __iter__(self) -> Iterator[str]:
+        return (tool.name for tool in TOOLS if isinstance(tool.run, IndexQuery | IndexQueryWith))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+INDEX_QUERIES: Mapping[str, Callable[[Database, Any, Any], Any]] = _IndexQueries()
 """What the index actor runs for a named query: tool name → `answer(db, args, inputs)`."""
 
 

@@ -241,7 +241,8 @@ async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool
     if plan.refusal is not None:
         return plan
     if reconciled:
-        plan = await _reconcile(core, plan, project_path, location)
+        # The files changed since the build: sourcekit-lsp's store does not describe them.
+        plan = await _reconcile(core, plan, project_path, location, frozenset(stale))
     # After reconciliation, so that sites sourcekit-lsp added count as covered.
     plan = await core.query(location, lambda db: with_safety_net(db, plan, project_root))
     if not any(r.tier is Tier.RED_STALE for r in plan.ranges):
@@ -251,7 +252,7 @@ async def plan_rename(core: EngineCore, args: PlanRenameArgs, *, reconcile: bool
 
 
 async def _reconcile(
-    core: EngineCore, plan: RenamePlan, project_path: str | None, location: Location
+    core: EngineCore, plan: RenamePlan, project_path: str | None, location: Location, changed: frozenset[str]
 ) -> RenamePlan:
     """Find the workspace root and the pool, then reconcile (tools/rename_reconcile.py)."""
     try:
@@ -275,7 +276,7 @@ async def _reconcile(
                 (error.code, error.message),
             ],
         )
-    return await reconcile_plan(plan, pool, root)
+    return await reconcile_plan(plan, pool, root, changed)
 
 
 async def wait_for_fresh(core: EngineCore, args: WaitForFreshArgs) -> FreshWaitAnswer:

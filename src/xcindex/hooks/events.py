@@ -87,7 +87,34 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
             f"[xcindex] xcindex cannot read the index of {project.name}: {missing} Until then its tools "
             "answer with this error."
         )
+    unwritable = _unwritable_cache(environ)
+    if unwritable is not None:
+        return (
+            f"[xcindex] xcindex's cache folder {unwritable} cannot be written: its tools answer "
+            f"{project.name}'s questions with that error until it is made writable, or "
+            "XCINDEX_CACHE_DIR names a folder that is."
+        )
     return _freshness_report(project, environ) + _lsp_note(environ)
+
+
+def _unwritable_cache(environ: Mapping[str, str]) -> str | None:
+    """The cache folder (indexstore/cache.py's rule) when it cannot be written: it, or the
+    folder it would be made in, is not a writable folder (a read-only mount, a file)."""
+    configured = environ.get("XCINDEX_CACHE_DIR")
+    if configured:
+        folder = configured
+    else:
+        base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "xcindex")
+    existing = os.path.abspath(folder)
+    while not os.path.lexists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
+        return None
+    return folder
 
 
 def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
@@ -155,15 +182,16 @@ def _relative(path: Path, root: Path) -> str:
 
 def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
     """Reset the ledger (unless the session merely compacted) and report on the index."""
-    import contextlib
     from pathlib import Path
 
     directory = ledger.project_directory(environ)
-    source: object = None
     # The input only says why the session started; when it is unreadable, a new session
-    # is the safe guess.
-    with contextlib.suppress(HookInputError):
+    # is the safe guess. (Not contextlib.suppress: contextlib is a tenth of this hook's imports.)
+    source: object
+    try:
         source = json_object(stdin, "the hook input").get("source") if stdin.strip() else None
+    except HookInputError:
+        source = None
     ledger_problem = ""
     # After a compaction the session goes on, and so does the staleness of its edits.
     if source != "compact":

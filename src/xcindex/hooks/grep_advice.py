@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from pathlib import Path
 
 from xcindex.hooks.input import ToolCall, optional_text
 from xcindex.project import ledger
-from xcindex.project.candidates import enclosing_project_folder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PLUGIN_TOOL_PREFIX = "mcp__plugin_xcindex_xcindex__"
 MANUAL_TOOL_PREFIX = "mcp__xcindex__"
@@ -92,6 +93,12 @@ def grep_advice(call: ToolCall, environ: Mapping[str, str]) -> str | None:
     )
     identifier = None if excluded else swift_identifier(pattern)
     if identifier and not targets_sources:
+        # Only a search that names no Swift files looks for a project (pathlib and the
+        # project finder are a third of this hook's imports): most Greps name them.
+        from pathlib import Path
+
+        from xcindex.project.candidates import enclosing_project_folder
+
         base = call.cwd or ledger.project_directory(environ)
         root = Path(base, path) if path else Path(base)
         if enclosing_project_folder(root if root.is_dir() else root.parent) is None:

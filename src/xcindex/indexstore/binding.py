@@ -9,6 +9,7 @@ through `ffi.new_handle`; string refs are copied out before the reader is dispos
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from xcindex.indexstore.model import (
     UnitInfo,
 )
 from xcindex.project.store_layout import FORMAT_DIR, FORMAT_VERSION, format_dir
-from xcindex.project.toolchain import find_library
+from xcindex.project.toolchain import LIBRARY_ENV, find_library
 from xcindex.vocabulary import XcindexError
 
 _CDEF = """
@@ -130,7 +131,18 @@ def load_library() -> tuple[Any, LibraryInfo]:
     global _lib, _info
     if _lib is None or _info is None:
         path = find_library()
-        lib = ffi.dlopen(str(path))
+        try:
+            lib = ffi.dlopen(str(path))
+        except OSError as error:
+            chosen = (
+                f"unset {LIBRARY_ENV} (it names this file) to use the toolchain's, or point it at one"
+                if os.environ.get(LIBRARY_ENV)
+                else f"reinstall the toolchain, or set {LIBRARY_ENV} to a working libIndexStore"
+            )
+            raise IndexStoreError(
+                f"libIndexStore at {path} could not be loaded ({error}): {chosen} "
+                "(usr/lib/libIndexStore.so in a Swift toolchain)."
+            ) from None
         api = int(lib.indexstore_version())
         fmt = int(lib.indexstore_format_version())
         if api < MIN_API_VERSION:

@@ -32,13 +32,15 @@ from xcindex.indexstore.queries import SymbolRow as SymbolRow
 from xcindex.indexstore.writer import BULK_INDEXES, LIVE_UNITS_PENDING, WriteSide, connect
 from xcindex.indexstore.writer import is_generated_source as is_generated_source
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 10
 """3: relations clustered by occurrence, a partial index by symbol; 4: system headers'
 records are not ingested; 5: units carry their file's digest; 6: occurrences indexed by
 (symbol, roles) rather than by symbol alone; 7: a record's occurrences are the id range
 [first_occurrence, last_occurrence] (no index by record), symbols are indexed by a hash
 of their USR (no unique index of the USRs), a unit's module dependencies are its modules
-(the dependency units' names were never read)."""
+(the dependency units' names were never read); 8: units carry their output file (a unit
+whose object file a failed compile removed is not trusted); 9: the store's package is
+recorded, and units another package's build wrote (a copied `.build`) are not live."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,7 +56,9 @@ CREATE TABLE IF NOT EXISTS units (
     is_system INTEGER NOT NULL,
     is_test INTEGER NOT NULL DEFAULT 0,
     live INTEGER NOT NULL DEFAULT 0,
-    digest BLOB NOT NULL DEFAULT x''
+    digest BLOB NOT NULL DEFAULT x'',
+    output_file TEXT NOT NULL DEFAULT '',
+    checked_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS units_main_file ON units(main_file_id);
 CREATE TABLE IF NOT EXISTS records (
@@ -211,6 +215,12 @@ class Database(ReadSide, WriteSide, NameQueries):  # NameQueries: batched reads 
                 " WHERE u.live = 1 AND u.name LIKE 'overlay:%'"
             )
         }
+
+    def overlay_unit_names(self) -> list[str]:
+        """Every freshness-overlay unit, live or not."""
+        return [
+            str(name) for (name,) in self._conn.execute("SELECT name FROM units WHERE name LIKE 'overlay:%'")
+        ]
 
     def superseded_overlay_units(self) -> list[str]:
         """Freshness-overlay units that are no longer live (a build's newer unit took over,

@@ -24,7 +24,13 @@ from xcindex.indexstore.database import Database, IngestCounters
 from xcindex.indexstore.model import DependencyKind, ReadFailure, UnitInfo
 from xcindex.indexstore.pool import WorkerDied, WorkerPool
 from xcindex.indexstore.writer import is_generated_source
-from xcindex.project.store_layout import format_dir, records_dir, units_dir
+from xcindex.project.store_layout import (
+    format_dir,
+    from_another_package,
+    package_of_store,
+    records_dir,
+    units_dir,
+)
 from xcindex.vocabulary import FailureKind
 
 log = get_logger(__name__)
@@ -123,11 +129,14 @@ class LiveUnits:
             self.live += len(ready)
 
 
-def _early_candidates(units: list[UnitInfo]) -> list[UnitInfo]:
+def _early_candidates(units: list[UnitInfo], package: str | None) -> list[UnitInfo]:
     """The units that the end of an ingestion into an empty database will make live, where
     that is certain already (see LiveUnits and WriteSide.recompute_live_units)."""
     by_file: dict[str, list[UnitInfo]] = {}
+    real: dict[str, str] = {}
     for unit in units:
+        if from_another_package(unit.output_file, package, real):
+            continue
         if not unit.is_system and unit.main_file:
             by_file.setdefault(unit.main_file, []).append(unit)
     chosen: list[UnitInfo] = []
@@ -232,6 +241,8 @@ async def refresh(
     counters = IngestCounters()
     report = RefreshReport(counters)
     store = str(store_path)
+    package = package_of_store(store_path)
+    await anyio.to_thread.run_sync(db.set_own_package, package)
     on_disk = await anyio.to_thread.run_sync(scan_units, store_path)
     # Overlay units come from another store (see ingest_overlay): never "removed" here.
     known = {
@@ -322,7 +333,7 @@ async def refresh(
             await anyio.to_thread.run_sync(db.begin_bulk_load)
         try:
             if early is not None:  # from here on, only early writes use `db` until disarmed
-                candidates = await anyio.to_thread.run_sync(_early_candidates, units)
+                candidates = await anyio.to_thread.run_sync(_early_candidates, units, package)
                 early.arm(db, candidates, set(missing), is_test)
                 if early.wanted:
                     await early.publish()
@@ -383,12 +394,14 @@ async def ingest_overlay(
     main_file: str,
     file_mtime_ns: int,
     workers: WorkerPool,
+    checked_ns: int = 0,
 ) -> bool:
     """Take the overlay's units for `main_file` into the database as the file's live units.
 
     Each unit is stored as `overlay:<name>` with the edited file's mtime as its own: the
     answers then read the file as fresh, and the build's next unit for it (written later,
-    so newer) takes over. Returns False when a unit or record could not be read (nothing
+    so newer) takes over. `checked_ns`: the file did not change, a declaration it uses did;
+    the units count as of then (writer.recompute_live_units). Returns False when a unit or record could not be read (nothing
     is changed then)."""
     store = str(overlay_store)
     results = await _read_isolating_crashes(workers, "read_units", store, list(unit_names))
@@ -403,8 +416,12 @@ async def ingest_overlay(
         written = await _read_isolating_crashes(workers, "ingest_records", store, missing, options)
         if any(isinstance(r, ReadFailure) for r in written):
             return False
-    renamed = [replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns) for u in units]
+    renamed = [
+        replace(u, name=OVERLAY_UNIT_PREFIX + u.name, mtime_ns=file_mtime_ns, output_file="") for u in units
+    ]
     await anyio.to_thread.run_sync(db.replace_units, renamed, _test_units(renamed))
+    if checked_ns:
+        await anyio.to_thread.run_sync(db.mark_checked, [u.name for u in renamed], checked_ns)
     await anyio.to_thread.run_sync(db.recompute_live_units)
     await anyio.to_thread.run_sync(db.collect_garbage)
     return True

@@ -280,6 +280,31 @@ class ReadSide:
             )
         ]
 
+    def newest_build_unit_mtime(self) -> int:
+        """The newest live unit a build wrote (not the overlay): when the last build wrote."""
+        row = self._conn.execute(
+            "SELECT max(mtime_ns) FROM units WHERE live = 1 AND name NOT LIKE 'overlay:%'"
+        ).fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else 0
+
+    def live_output_files(self, paths: Sequence[str] | None = None) -> dict[str, str]:
+        """The object file each live unit names (of `paths`, or every live main file)."""
+        query = (
+            "SELECT f.path, u.output_file FROM units u JOIN files f ON f.id = u.main_file_id"
+            " WHERE u.live = 1 AND u.output_file != ''"
+        )
+        if paths is None:
+            return {str(path): str(output) for path, output in self._conn.execute(query)}
+        found: dict[str, str] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                (str(path), str(output))
+                for path, output in self._conn.execute(f"{query} AND f.path IN ({marks})", chunk)
+            )
+        return found
+
     def live_unit_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         """The newest live unit's mtime of each of `paths` that has one (as the index spells it)."""
         found: dict[str, int] = {}

@@ -16,8 +16,11 @@ from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
 from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
+from xcindex.project.store_layout import from_another_package
 from xcindex.project.store_layout import is_generated_source as is_generated_source
 
+OWN_PACKAGE = "own_package"
+"""Meta key: the SwiftPM package whose `.build` holds the store (see `from_another_package`)."""
 LIVE_UNITS_PENDING = "live_units_pending"
 """Meta key set in the transaction that changes units, cleared in the one that recomputes
 which are live: a process killed in between leaves it set, and the next refresh finishes."""
@@ -35,6 +38,22 @@ BULK_INDEXES = (
 """The indexes only queries need: dropped for a first ingestion into an empty database and
 built once at its end (a sort, rather than a random insert per row). Opening the database
 recreates them, so a first ingestion killed half-way leaves a usable database."""
+
+
+INDEX_BUILD = "/.build/index-build/"
+"""sourcekit-lsp's own build folder in a package (its background indexing's store)."""
+
+
+def failed_compile(output_file: str) -> bool:
+    """A unit a failed compile wrote: the compiler writes a file's unit even when the file
+    (or another of its module) does not compile, and the driver then removes the object file
+    the unit names. Only where the object file's folder is there (a build moved or copied
+    elsewhere names folders that are not, and proves nothing)."""
+    if not output_file:
+        return False  # the overlay's units (and a store that records none)
+    if INDEX_BUILD in output_file:
+        return False  # sourcekit-lsp's background indexing compiles to index only: no object file
+    return not os.path.exists(output_file) and os.path.isdir(os.path.dirname(output_file))
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -194,7 +213,7 @@ class WriteSide:
                 main_file_id = self._file_id(unit.main_file) if unit.main_file else None
                 cursor = self._conn.execute(
                     "INSERT INTO units(name, mtime_ns, main_file_id, module, target, provider, is_system, is_test,"
-                    " digest) VALUES (?,?,?,?,?,?,?,?,?)",
+                    " digest, output_file) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (
                         unit.name,
                         unit.mtime_ns,
@@ -205,6 +224,7 @@ class WriteSide:
                         int(unit.is_system),
                         int(is_test.get(unit.name, False)),
                         unit.digest,
+                        unit.output_file,
                     ),
                 )
                 unit_id = int(cursor.lastrowid or 0)
@@ -287,28 +307,61 @@ class WriteSide:
             "INSERT OR REPLACE INTO failures(name, kind, mtime_ns, message) VALUES (?,?,?,?)", failures
         )
 
+    def set_own_package(self, package: str | None) -> None:
+        if package is None:
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (OWN_PACKAGE,))
+        else:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (OWN_PACKAGE, package)
+            )
+
+    def mark_checked(self, names: Sequence[str], checked_ns: int) -> None:
+        """These (overlay) units were compiled at `checked_ns` from a file older than that."""
+        self._conn.executemany(
+            "UPDATE units SET checked_ns = ? WHERE name = ?", [(checked_ns, n) for n in names]
+        )
+
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the
         build generated, such as SwiftPM's test-discovery sources under `.build/`), and it
-        is the newest unit for that file."""
+        is the newest unit for that file, unless a failed compile wrote it (`failed_compile`):
+        then any other unit of the file (the overlay's) comes first. An overlay unit of a file
+        that did not change, compiled again because a declaration it used changed (a suspect),
+        counts as of when it was compiled (`checked_ns`), so that it outranks the build's unit
+        compiled before that change, and a later build's outranks it. A unit another
+        package's build wrote (a copied `.build`) is never live, unless every unit is (the
+        package was not built where it is now)."""
+        found = self._conn.execute("SELECT value FROM meta WHERE key = ?", (OWN_PACKAGE,)).fetchone()
+        package = str(found[0]) if found else None
+        real: dict[str, str] = {}
         rows = self._conn.execute(
-            "SELECT u.id, u.mtime_ns, u.main_file_id, f.path, u.is_system FROM units u"
+            "SELECT u.id, max(u.mtime_ns, u.checked_ns), u.main_file_id, f.path, u.is_system, u.output_file"
+            " FROM units u"
             " LEFT JOIN files f ON f.id = u.main_file_id"
         ).fetchall()
-        newest: dict[int, tuple[int, int]] = {}
-        for unit_id, mtime, main_file_id, path, is_system in rows:
+        foreign = {int(row[0]) for row in rows if from_another_package(str(row[5] or ""), package, real)}
+        if foreign and not any(
+            row[5] and not row[4] and row[2] is not None and int(row[0]) not in foreign for row in rows
+        ):
+            # Every unit is another folder's: a package moved or copied and not built here
+            # since. It is answered from (index_built_elsewhere says so), not emptied.
+            foreign = set()
+        newest: dict[int, tuple[bool, int, int]] = {}
+        for unit_id, mtime, main_file_id, path, is_system, output_file in rows:
             if (
                 is_system
                 or main_file_id is None
                 or not path
                 or is_generated_source(path)
                 or not os.path.exists(path)
+                or int(unit_id) in foreign
             ):
                 continue
+            rank = (not failed_compile(str(output_file)), int(mtime), int(unit_id))
             best = newest.get(main_file_id)
-            if best is None or (mtime, unit_id) > best:
-                newest[main_file_id] = (mtime, unit_id)
-        live = {unit_id for _, unit_id in newest.values()}
+            if best is None or rank > best:
+                newest[main_file_id] = rank
+        live = {unit_id for _, _, unit_id in newest.values()}
         self._conn.execute("BEGIN")
         self._conn.execute("UPDATE units SET live = 0")
         self._conn.executemany("UPDATE units SET live = 1 WHERE id = ?", [(u,) for u in live])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from xcindex.lsp.build_view import build_view, scratch_folder
 from xcindex.lsp.client import DEFAULT_INITIALIZATION_OPTIONS
 from xcindex.lsp.jsonrpc import JsonValue
 
@@ -31,10 +31,14 @@ class LspPoolConfig:
         shutdown_timeout, exit_timeout, terminate_timeout: the stop sequence's waits (for
             the `shutdown` answer, for the exit after `exit`, for the exit after SIGTERM).
         log_capacity: log lines kept per child (its log messages, stderr, lifecycle).
-        scratch_root: where a SwiftPM workspace's sourcekit-lsp builds and indexes
+        scratch_root: where a SwiftPM workspace's sourcekit-lsp keeps what it writes
             (`swiftPM.scratchPath`, one folder per root); None leaves sourcekit-lsp's default,
             `.build/index-build` inside the project. xcindex sets it so that asking a
             question never writes into the user's tree.
+        read_build: with `scratch_root` set, a package whose build wrote an index store is
+            read through a view of its build (`lsp/build_view.py`, background indexing off)
+            instead of being prepared and indexed again by sourcekit-lsp; False (or no
+            built store) lets sourcekit-lsp index it itself.
     """
 
     binary: Path | None = None
@@ -54,13 +58,24 @@ class LspPoolConfig:
     terminate_timeout: float = 0.5
     log_capacity: int = 500
     scratch_root: Path | None = None
+    read_build: bool = True
 
 
 def initialization_options(root: Path, config: LspPoolConfig) -> dict[str, JsonValue]:
-    """The defaults, plus a scratch path outside the project for a SwiftPM root."""
+    """The defaults, plus a scratch path outside the project for a SwiftPM root: a view of
+    its build (background indexing off) when it has a built index store and `read_build`,
+    else a folder where sourcekit-lsp builds and indexes the package itself. Touches the
+    file system: the view is made (or brought up to date) here, a few syscalls."""
     options: dict[str, JsonValue] = dict(DEFAULT_INITIALIZATION_OPTIONS)
-    if config.scratch_root is not None and (root / "Package.swift").is_file():
-        digest = hashlib.sha1(str(root).encode()).hexdigest()[:16]
-        scratch = config.scratch_root / f"{root.name[:40]}-{digest}"
-        options["swiftPM"] = {"scratchPath": str(scratch)}
+    if config.scratch_root is None or not (root / "Package.swift").is_file():
+        return options
+    try:
+        view = build_view(root, config.scratch_root) if config.read_build else None
+    except OSError:
+        view = None  # the cache refused the view: sourcekit-lsp indexes the package itself
+    if view is not None:
+        options["backgroundIndexing"] = False
+        options["swiftPM"] = {"scratchPath": str(view)}
+    else:
+        options["swiftPM"] = {"scratchPath": str(scratch_folder(config.scratch_root, root, ""))}
     return options

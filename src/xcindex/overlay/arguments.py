@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xcindex.project.watch import skipped
@@ -64,14 +64,18 @@ class ModuleInvocation:
     flags: tuple[str, ...]
     """The build's other arguments, without those that write (see `_DROP*`)."""
 
-    def index_command(self, file: str, *, store: Path, module_cache: Path, unit_output: Path) -> list[str]:
+    def index_command(
+        self, file: str, *, store: Path, module_cache: Path, unit_output: Path, modules: Path | None = None
+    ) -> list[str]:
         """The driver's `-index-file` invocation: typecheck the module's sources, index only
-        `file` into `store`. `unit_output` names the unit (never written)."""
+        `file` into `store`. `unit_output` names the unit (never written); `modules`, when
+        given, holds modules emitted from their sources as they are now (searched first)."""
         return [
             self.executable,
             "-module-name",
             self.module_name,
             *self.sources,
+            *(["-I", str(modules)] if modules is not None else []),
             "-I",
             self.import_path,
             *self.flags,
@@ -88,6 +92,27 @@ class ModuleInvocation:
             "-index-ignore-clang-modules",
             "-o",
             str(unit_output),
+        ]
+
+    def emit_module_command(self, *, module_cache: Path, modules: Path) -> list[str]:
+        """Emit this module's `.swiftmodule` from its sources as they are now into `modules`
+        (for the files of modules that import it), never into the build."""
+        return [
+            self.executable,
+            "-module-name",
+            self.module_name,
+            *self.sources,
+            "-I",
+            str(modules),
+            "-I",
+            self.import_path,
+            *self.flags,
+            "-module-cache-path",
+            str(module_cache),
+            "-emit-module",
+            "-experimental-skip-non-inlinable-function-bodies",  # an interface is all importers read
+            "-emit-module-path",
+            str(modules / f"{self.module_name}.swiftmodule"),
         ]
 
 
@@ -115,6 +140,13 @@ def kept_flags(arguments: list[str]) -> tuple[str, ...]:
 def build_dir_for_store(store_path: Path) -> Path:
     """SwiftPM's store is `<build dir>/index/store`; the description sits in the build dir."""
     return store_path.parent.parent
+
+
+def load_dependencies(build_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Module → the modules it depends on (the build description's `targetDependencyMap`)."""
+    with open(build_dir / DESCRIPTION, encoding="utf-8") as handle:
+        found = json.load(handle).get("targetDependencyMap", {})
+    return {str(k): tuple(str(v) for v in vs) for k, vs in found.items()} if isinstance(found, dict) else {}
 
 
 def load_invocations(build_dir: Path) -> dict[str, ModuleInvocation]:
@@ -153,6 +185,13 @@ def description_mtime_ns(build_dir: Path) -> int:
         return 0
 
 
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
 _TARGET_PARENTS = frozenset({"Sources", "Tests", "Plugins", "Snippets", "Examples"})
 """Folders SwiftPM's default layout puts a target's folder in (`Sources/<Target>`)."""
 
@@ -181,9 +220,13 @@ class SourceMap:
     by_file: dict[str, ModuleInvocation]
     folders: tuple[tuple[str, ModuleInvocation], ...]
     """Target folders (real paths), deepest first, with their module's invocation."""
+    dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Module → the modules it depends on, transitively (the build's `targetDependencyMap`)."""
 
     @classmethod
-    def from_invocations(cls, by_file: dict[str, ModuleInvocation]) -> SourceMap:
+    def from_invocations(
+        cls, by_file: dict[str, ModuleInvocation], dependencies: dict[str, tuple[str, ...]] | None = None
+    ) -> SourceMap:
         modules: dict[str, list[str]] = {}
         invocations: dict[str, ModuleInvocation] = {}
         for source, invocation in by_file.items():
@@ -195,7 +238,26 @@ class SourceMap:
             ((_target_folder(sources), invocations[name]) for name, sources in modules.items()),
             key=lambda item: -item[0].count("/"),
         )
-        return cls(by_file, tuple(folders))
+        return cls(by_file, tuple(folders), dict(dependencies or {}))
+
+    def module(self, name: str) -> ModuleInvocation | None:
+        return next((invocation for _, invocation in self.folders if invocation.module_name == name), None)
+
+    def changed_dependencies(
+        self, module: str, *, built_ns: int, also: frozenset[str] = frozenset()
+    ) -> list[ModuleInvocation]:
+        """The modules `module` depends on whose sources changed since the build (edited, new
+        or deleted), dependencies first: other modules see them as built until re-emitted."""
+        wanted = self.dependencies.get(module, ())
+        changed: list[ModuleInvocation] = []
+        for name in reversed(wanted):  # the map lists the nearest first; emit the deepest first
+            invocation = self.module(name)
+            if invocation is None:
+                continue
+            current = self.as_it_is_now(invocation, built_ns=built_ns, also=also)
+            if current.sources != invocation.sources or any(_mtime_ns(s) > built_ns for s in current.sources):
+                changed.append(current)
+        return changed
 
     def module_of(self, path: str) -> ModuleInvocation | None:
         found = self.by_file.get(path) or self.by_file.get(os.path.realpath(path))
@@ -210,12 +272,28 @@ class SourceMap:
     def folder_of(self, invocation: ModuleInvocation) -> str | None:
         return next((folder for folder, owner in self.folders if owner is invocation), None)
 
-    def invocation_for(self, path: str) -> ModuleInvocation | None:
-        """The module's invocation for `path` with the module's sources as they are now: the
-        build's that still exist, and every other Swift file in its target folder."""
+    def invocation_for(
+        self, path: str, *, built_ns: int = 0, also: frozenset[str] = frozenset()
+    ) -> ModuleInvocation | None:
+        """The module's invocation for `path` with the module's sources as they are now
+        (`as_it_is_now`), `path` among them."""
         owner = self.module_of(path)
         if owner is None:
             return None
+        current = self.as_it_is_now(owner, built_ns=built_ns, also=also)
+        known = {os.path.realpath(source) for source in current.sources}
+        if os.path.realpath(path) in known:
+            return current
+        return replace(current, sources=(*current.sources, path))
+
+    def as_it_is_now(
+        self, owner: ModuleInvocation, *, built_ns: int = 0, also: frozenset[str] = frozenset()
+    ) -> ModuleInvocation:
+        """`owner` with its sources as they are now: the build's that still exist, and the
+        Swift files written in its target folder since the build (`built_ns`: older ones it
+        did not compile are left out on purpose, by an `exclude:` of the manifest) or among
+        `also` (files that appeared since the process first looked: moved, or copied with
+        their times kept)."""
         listed = [source for source in owner.sources if os.path.exists(source)]
         known = {os.path.realpath(source) for source in listed}
         folder = self.folder_of(owner)
@@ -223,11 +301,12 @@ class SourceMap:
         if folder is not None:
             for current, folders, files in os.walk(folder):
                 folders[:] = [name for name in folders if not skipped(name)]
-                added += [
-                    os.path.join(current, name)
-                    for name in sorted(files)
-                    if name.endswith(".swift") and os.path.realpath(os.path.join(current, name)) not in known
-                ]
+                for name in sorted(files):
+                    candidate = os.path.join(current, name)
+                    if not name.endswith(".swift") or os.path.realpath(candidate) in known:
+                        continue
+                    if _mtime_ns(candidate) > built_ns or candidate in also:
+                        added.append(candidate)
         if not added and len(listed) == len(owner.sources):
             return owner
         return replace(owner, sources=(*listed, *added))
@@ -251,3 +330,7 @@ class SourceMap:
 
     def outside_targets(self, path: str) -> bool:
         return self.module_of(path) is None
+
+    def lists(self, path: str) -> bool:
+        """Whether the build planned to compile `path` (a module's source in its description)."""
+        return path in self.by_file or os.path.realpath(path) in self.by_file

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.model import Role
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.arguments import SourceMap
 from xcindex.project.watch import TreeWatch, is_source, sweep
 
@@ -60,6 +61,8 @@ class ToClassify:
     sources: SourceMap | None
     watching: bool = False
     suspects: frozenset[str] = frozenset()
+    seen: frozenset[str] | None = None
+    """The Swift files on disk at this process's first sweep (None before it)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,11 @@ class Classified:
     pending: tuple[str, ...] = field(default=())
     suspects: tuple[str, ...] = ()
     """Users of the declarations of the files found gone."""
+    swept_files: int | None = None
+    """On a sweep, a fingerprint of every Swift file's path and modification time (what a
+    watch would have reported as touched); None otherwise."""
+    on_disk: frozenset[str] | None = None
+    """On a sweep, every Swift file it found."""
 
 
 @dataclass
@@ -83,6 +91,11 @@ class ChangeTracker:
     suspects: set[str] = field(default_factory=set)
     """Files to check with the compiler (see `Changes.suspects`), until a check or a
     re-index clears them."""
+    seen: frozenset[str] | None = None
+    """The Swift files on disk at the first sweep: one found later appeared since."""
+    appeared: set[str] = field(default_factory=set)
+    """Files found new in this process (a module's sources include them, whatever their
+    times, while they exist)."""
 
     def suspect(self, paths: Iterable[str]) -> None:
         self.suspects.update(paths)
@@ -108,6 +121,7 @@ class ChangeTracker:
             sources,
             watching,
             frozenset(self.suspects),
+            self.seen,
         )
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
@@ -123,6 +137,10 @@ class ChangeTracker:
         self.gone_folders -= snapshot.gone_folders
         self.suspects.update(result.suspects)
         self.suspects -= set(result.changes.gone)
+        if self.seen is None and result.on_disk is not None:
+            self.seen = result.on_disk
+        self.appeared.update(result.changes.new)
+        self.appeared -= set(result.changes.gone)
 
 
 _DECLARES = int(Role.DEFINITION | Role.DECLARATION)
@@ -152,6 +170,33 @@ def users_of_orphans(db: Database, symbol_ids: set[int], among: Iterable[str]) -
         if any(d.path not in excluded for d in declarations.get(symbol_id, ())):
             continue  # still declared elsewhere (an extension, an overload, another file)
         users.update(o.path for o in db.occurrences_of(symbol_id) if o.path not in excluded)
+    return users
+
+
+_OVERLOADABLE = frozenset({12, 16, 17, 18})
+"""Functions and methods (libIndexStore's kinds): a call of one picks among its namesakes."""
+MAX_NAMESAKE_USERS = 32
+"""Files at most made suspects by one new overload (a name used more widely is left to the
+next build: docs/tools.md, "Not seen")."""
+
+
+def users_of_namesakes(db: Database, symbol_ids: set[int], among: Iterable[str]) -> set[str]:
+    """The live files, other than `among`, that use another function or method named as one
+    of `symbol_ids` (newly declared): a call there may now pick the new overload (a better
+    match, `f(_: Int)` beside `f(_: Any)`), so it may mean something else without changing."""
+    excluded = set(among)
+    users: set[str] = set()
+    for symbol in db.symbols_by_ids(symbol_ids).values():
+        if symbol.kind not in _OVERLOADABLE or not (symbol.name[:1].isalpha() or symbol.name[:1] == "_"):
+            continue  # an operator's namesakes are everywhere
+        found: set[str] = set()
+        for other in db.symbols_by_name(symbol.name):
+            if other.id != symbol.id and other.kind in _OVERLOADABLE:
+                found.update(o.path for o in db.occurrences_of(other.id) if o.path not in excluded)
+            if len(found) > MAX_NAMESAKE_USERS:
+                break
+        if len(found) <= MAX_NAMESAKE_USERS:
+            users |= found
     return users
 
 
@@ -185,10 +230,9 @@ class _Live:
         return by_real.get(real)
 
     def last_build(self) -> int:
-        """The newest live unit's mtime: when the last build wrote."""
-        return self._db.derived(
-            "newest_live_unit", lambda: max((m for _, m, *_ in self._db.live_files()), default=0)
-        )
+        """When the last build wrote: its newest live unit's mtime (the overlay's units carry
+        their files' times, not a build's)."""
+        return self._db.derived("newest_build_unit", self._db.newest_build_unit_mtime)
 
     def _by_real_path(self) -> dict[str, tuple[str, int]]:
         return {os.path.realpath(p): (p, m) for p, m, *_ in self._db.live_files()}
@@ -220,6 +264,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
     outside: list[str] = []
     gone: list[str] = []
     current: list[tuple[str, int]] = []
+    maybe_current: list[tuple[str, int, str]] = []
     for touched, generation in sorted(candidates.items()):
         if not is_source(touched) and touched.endswith(".swift"):
             current.append((touched, generation))  # a package manifest: not a target's source
@@ -238,19 +283,34 @@ def classify(db: Database, job: ToClassify) -> Classified:
             if mtime > unit:
                 edited.append(path)
             else:
-                current.append((touched, generation))
+                maybe_current.append((touched, generation, path))
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
-        elif job.sources is not None:
-            (outside if job.sources.outside_targets(path) else new).append(path)
-        elif mtime > found.last_build():
-            # No build description (an Xcode project, a bare store): a file written since the
-            # last build is one the next build compiles; an older one without a unit is in no
-            # target (a project folder holds more than its targets), or its unit is unreadable.
+        elif mtime <= found.last_build() and not (
+            generation > 0
+            or (job.seen is not None and touched not in job.seen)
+            or (job.sources is not None and job.sources.lists(path))
+        ):
+            # Older than the last build and no unit: a file the build leaves out (excluded in
+            # Package.swift, a target of another platform, in no target of an Xcode project) or
+            # whose unit is unreadable. Only a file written since the last build is new, or
+            # one that appeared since this process first looked, whatever its time: moved
+            # (`git mv`), or copied with its time kept (`cp -p`, `tar x`, `rsync -a`); or one
+            # the build planned and did not compile (its tests, built without --build-tests).
+            current.append((touched, generation))
+        elif job.sources is not None and job.sources.outside_targets(path):
+            outside.append(path)
+        else:
             new.append(path)
+    declared = declared_in(db, gone) if gone else set()
+    # A unit newer than its file may come from a failed compile (the file, or another of its
+    # module, did not compile): its sites are not to be trusted; re-indexed, it is replaced.
+    outputs = db.live_output_files([path for _, _, path in maybe_current]) if maybe_current else {}
+    for touched, generation, path in maybe_current:
+        if failed_compile(outputs.get(path, "")):
+            edited.append(path)
         else:
             current.append((touched, generation))
-    declared = declared_in(db, gone) if gone else set()
     returning = db.paths_with_units(new) if new else set()
     if gone or returning:
         # A deleted file's units stop counting; a file put back (git checkout) has its
@@ -274,7 +334,15 @@ def classify(db: Database, job: ToClassify) -> Classified:
         job.watching,
         tuple(sorted((suspects | job.suspects) - set(gone))),
     )
-    return Classified(changes, tuple(current), job.sweep, (*edited, *new, *outside), tuple(sorted(suspects)))
+    return Classified(
+        changes,
+        tuple(current),
+        job.sweep,
+        (*edited, *new, *outside),
+        tuple(sorted(suspects)),
+        hash(frozenset(on_disk.items())) if job.sweep else None,
+        frozenset(on_disk) if job.sweep else None,
+    )
 
 
 _PROJECT_MARKERS = ("Package.swift", ".git")
@@ -330,6 +398,7 @@ class WatchedTree:
         self.tracker = ChangeTracker()
         self.changes = Changes()
         self.opened = False
+        self._swept_files: int | None = None
 
     def open(self, watch: TreeWatch | None, roots: tuple[Path, ...], sources: SourceMap | None) -> None:
         self.watch, self.roots, self.sources, self.opened = watch, roots, sources, True
@@ -367,7 +436,20 @@ class WatchedTree:
 
     def classified(self, result: Classified, snapshot: ToClassify) -> None:
         self.tracker.classified(result, snapshot)
+        if result.swept_files is not None and result.swept_files != self._swept_files:
+            if self._swept_files is not None:
+                self.tracker.generation += 1  # a sweep saw a file written (a watch touches it)
+            self._swept_files = result.swept_files
         self.changes = result.changes
+
+    def cleared(self, path: str) -> None:
+        """The compiler checked `path` (or re-indexed it): not a suspect any more, in the
+        changes a quiet watch answers with as well as in the tracker."""
+        self.tracker.cleared(path)
+        if path in self.changes.suspects:
+            self.changes = replace(
+                self.changes, suspects=tuple(p for p in self.changes.suspects if p != path)
+            )
 
     def close(self) -> None:
         if self.watch is not None:

@@ -52,6 +52,12 @@ class OverlayPlace:
         return self.root / "runs"
 
     @property
+    def modules(self) -> Path:
+        """Modules emitted from their sources as they are now (a module whose files changed
+        since the build, for the files of the modules that import it), with a stamp each."""
+        return self.root / "Modules"
+
+    @property
     def module_cache(self) -> Path:
         """Shared by every project's overlay (Clang's module cache is keyed by the flags
         and safe to share between processes, as Xcode's DerivedData one is): the system
@@ -134,7 +140,75 @@ def _signature(path: str) -> tuple[int, int] | None:
     return (stat.st_mtime_ns, stat.st_size)
 
 
-async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlace) -> Indexed | NotIndexed:
+def compiler_errors(stdout: bytes, stderr: bytes) -> str:
+    """The compiler's diagnostics from its first error on, without the driver's summary
+    ("... command failed with exit code 1 (use -v to see invocation)"), which says nothing."""
+    lines = [
+        line
+        for line in (stderr + b"\n" + stdout).decode(errors="replace").splitlines()
+        if line.strip() and "(use -v to see invocation)" not in line
+    ]
+    first = next((i for i, line in enumerate(lines) if "error:" in line), 0)
+    return "\n".join(lines[first:]).strip()
+
+
+def _module_stamp(invocation: ModuleInvocation) -> str:
+    """What an emitted module was made from: its sources and their modification times."""
+    parts = [
+        f"{source}:{os.stat(source).st_mtime_ns if os.path.exists(source) else 0}"
+        for source in invocation.sources
+    ]
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+async def emit_modules(changed: list[ModuleInvocation], place: OverlayPlace, path: str) -> NotIndexed | None:
+    """Emit each of `changed` (dependencies first) into the overlay's Modules folder unless
+    it is current (its stamp), so that `path`'s module sees them as they are now. None when
+    they are all there; why not, for `path`, otherwise."""
+    for invocation in changed:
+        stamp_file = place.modules / f"{invocation.module_name}.stamp"
+        stamp = await anyio.to_thread.run_sync(_module_stamp, invocation)
+        try:
+            if stamp_file.read_text() == stamp:
+                continue
+        except OSError:
+            pass
+        place.modules.mkdir(parents=True, exist_ok=True)
+        command = invocation.emit_module_command(module_cache=place.module_cache, modules=place.modules)
+        env = dict(os.environ, TMPDIR=str(place.temporary))
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(COMPILE_TIMEOUT_S):
+                result = await anyio.run_process(command, check=False, cwd=place.root, env=env)
+        except TimeoutError:
+            return NotIndexed(
+                path,
+                WarningCode.OVERLAY_FAILED,
+                f"module {invocation.module_name}, which {path} imports, changed since the build and was "
+                f"not compiled within {COMPILE_TIMEOUT_S:g} s.",
+            )
+        if result.returncode != 0:
+            errors = compiler_errors(result.stdout, result.stderr)
+            stamp_file.unlink(missing_ok=True)
+            return NotIndexed(
+                path,
+                WarningCode.OVERLAY_FAILED,
+                f"module {invocation.module_name}, which {path} imports, does not compile as it is now, so "
+                f"{path} keeps its last build's index: "
+                + (errors[:MESSAGE_CHARS] or f"exit status {result.returncode}"),
+            )
+        stamp_file.write_text(stamp)
+        log.info(
+            "overlay_module_emitted",
+            module=invocation.module_name,
+            duration_s=round(time.perf_counter() - started, 3),
+        )
+    return None
+
+
+async def index_file(
+    path: str, invocation: ModuleInvocation, place: OverlayPlace, *, modules: Path | None = None
+) -> Indexed | NotIndexed:
     """Run the compiler for `path`; only a clean exit with the file unchanged meanwhile
     counts (a syntax or type error leaves the file stale: `overlay_failed`)."""
     started = time.perf_counter()
@@ -143,7 +217,7 @@ async def index_file(path: str, invocation: ModuleInvocation, place: OverlayPlac
         return NotIndexed(path, WarningCode.OVERLAY_UNAVAILABLE, f"{path} cannot be read.")
     store = await anyio.to_thread.run_sync(_new_run, place)
     try:
-        outcome = await _compile(path, invocation, place, store, before, started)
+        outcome = await _compile(path, invocation, place, store, before, started, modules)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(discard_run, store)
@@ -160,10 +234,11 @@ async def _compile(
     store: Path,
     before: tuple[int, int],
     started: float,
+    modules: Path | None,
 ) -> Indexed | NotIndexed:
     unit_output = place.unit_output(path)
     command = invocation.index_command(
-        path, store=store, module_cache=place.module_cache, unit_output=unit_output
+        path, store=store, module_cache=place.module_cache, unit_output=unit_output, modules=modules
     )
     env = dict(os.environ, TMPDIR=str(place.temporary))
     try:
@@ -182,7 +257,7 @@ async def _compile(
         )
     duration = time.perf_counter() - started
     if result.returncode != 0:
-        errors = result.stderr.decode(errors="replace").strip()
+        errors = compiler_errors(result.stdout, result.stderr)
         log.info("overlay_compile_failed", path=path, returncode=result.returncode, duration_s=duration)
         return NotIndexed(
             path,

@@ -25,15 +25,17 @@ from xcindex._log import get_logger
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import ingest_overlay
 from xcindex.indexstore.pool import WorkerPool
+from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.arguments import (
     ModuleInvocation,
     SourceMap,
     build_dir_for_store,
     description_mtime_ns,
+    load_dependencies,
     load_invocations,
 )
-from xcindex.overlay.changes import declared_in, users_of_orphans
-from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, index_file
+from xcindex.overlay.changes import declared_in, users_of_namesakes, users_of_orphans
+from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, emit_modules, index_file
 from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
@@ -63,7 +65,8 @@ class Landed:
 
 @dataclass(frozen=True)
 class Checked:
-    """`path`, a suspect unchanged since its unit, compiles as it is now: its index stands."""
+    """`path`, a suspect unchanged since its unit, compiles as it is now: its new unit (which
+    may bind its calls to other declarations) is live, as of when it compiled."""
 
     path: str
 
@@ -111,6 +114,9 @@ class OverlayFailure:
     code: WarningCode
     message: str
     file_mtime_ns: int
+    generation: int = 0
+    """The project's change generation when it failed: a file that did not compile may once
+    another file changed (a declaration it used put back), so it is tried again then."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,9 @@ class _Waiting(Generic[W]):
 class _Batch:
     number: int
     paths: tuple[str, ...]
+    generation: int
+    """The project's change generation when it started: a failure is as of then (a change
+    made while it compiled may be what the failed file needed)."""
     reported: set[str] = field(default_factory=set)
 
 
@@ -215,7 +224,9 @@ class OverlaySchedule(Generic[W]):
             return None
         return min(self._due.values())
 
-    def start_batch(self, now: float) -> tuple[int, tuple[str, ...], dict[str, int]] | None:
+    def start_batch(
+        self, now: float, generation: int = 0
+    ) -> tuple[int, tuple[str, ...], dict[str, int]] | None:
         """The next batch to run (its number, its files, the failed files' mtimes), if one
         is due and none runs."""
         if self._batch is not None:
@@ -227,8 +238,12 @@ class OverlaySchedule(Generic[W]):
         for path in paths:
             del self._due[path]
         self._batches += 1
-        self._batch = _Batch(self._batches, paths)
-        tried = {path: failure.file_mtime_ns for path, failure in self.failures.items()}
+        self._batch = _Batch(self._batches, paths, generation)
+        tried = {
+            path: failure.file_mtime_ns
+            for path, failure in self.failures.items()
+            if failure.generation == generation
+        }
         return self._batches, paths, tried
 
     def reported(self, batch: int, outcome: OverlayOutcome, now: float) -> list[tuple[W, list[str]]]:
@@ -244,12 +259,16 @@ class OverlaySchedule(Generic[W]):
             self.last_duration_s = outcome.duration_s
         elif isinstance(outcome, Checked):
             self.failures.pop(path, None)
+            self.live.add(path)
+            self.version += 1
         elif isinstance(outcome, Failed) and outcome.retry:
             waited = any(path in w.paths for w in self._waiting)
             self._due[path] = now if waited else max(self._due.get(path, 0.0), now + self.debounce_s)
             return []  # its waiters wait for the retry
         elif isinstance(outcome, Failed):
-            self.failures[path] = OverlayFailure(outcome.code, outcome.message, outcome.file_mtime_ns)
+            self.failures[path] = OverlayFailure(
+                outcome.code, outcome.message, outcome.file_mtime_ns, self._batch.generation
+            )
         elif isinstance(outcome, Dropped):
             self.failures.pop(path, None)
             self.live.discard(path)
@@ -281,9 +300,14 @@ class OverlaySchedule(Generic[W]):
                 done.append((waiting.waiter, sorted(waiting.landed)))
         return done
 
-    def refreshed(self, live: Iterable[str]) -> None:
-        """After a refresh of the build's store: the files whose overlay unit is live."""
+    def refreshed(self, live: Iterable[str], *, built: bool = False) -> None:
+        """After a refresh of the build's store: the files whose overlay unit is live. When a
+        build wrote units (`built`), the failures are forgotten: each was the compiler's
+        word on the project as it was before that build (a file still changed since is
+        classified, and tried, again)."""
         self.live = set(live)
+        if built:
+            self.failures.clear()
 
     def close(self) -> list[W]:
         """Every waiter still waiting (the actor is stopping)."""
@@ -291,11 +315,14 @@ class OverlaySchedule(Generic[W]):
         self._waiting.clear()
         return waiters
 
-    def snapshot(self) -> OverlaySnapshot:
-        pending = {*self._due, *(self._batch.paths if self._batch else ())}
+    def snapshot(self, generation: int = 0) -> OverlaySnapshot:
+        """What answers say about the overlay. A failure from before the project's last
+        change (`generation`) is not the word on the file any more: it is tried again."""
+        current = {p: f for p, f in self.failures.items() if f.generation == generation}
+        pending = {*self._due, *(self._batch.paths if self._batch else ()), *(self.failures.keys() - current)}
         return OverlaySnapshot(
             self.version,
-            tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in self.failures.items())),
+            tuple(sorted((p, f.code, f.message, f.file_mtime_ns) for p, f in current.items())),
             tuple(sorted(pending)),
             self.last_duration_s,
             tuple(sorted(self.live)),
@@ -312,6 +339,10 @@ class OverlayCompiler:
         self.workers = workers
         self._sources: tuple[int, SourceMap] | None = None
 
+    def _built_ns(self) -> int:
+        """When the last build wrote its description (its sources are as of then)."""
+        return description_mtime_ns(build_dir_for_store(self.store_path))
+
     def source_map(self) -> SourceMap | None:
         """The build description's modules (re-read when it changes); None without one."""
         build_dir = build_dir_for_store(self.store_path)
@@ -320,12 +351,15 @@ class OverlayCompiler:
             return None
         if self._sources is None or self._sources[0] != stamp:
             try:
-                self._sources = (stamp, SourceMap.from_invocations(load_invocations(build_dir)))
+                self._sources = (
+                    stamp,
+                    SourceMap.from_invocations(load_invocations(build_dir), load_dependencies(build_dir)),
+                )
             except (OSError, ValueError):
                 return None
         return self._sources[1]
 
-    def _invocation_for(self, path: str) -> ModuleInvocation | NotIndexed:
+    def _invocation_for(self, path: str, appeared: frozenset[str]) -> ModuleInvocation | NotIndexed:
         build_dir = build_dir_for_store(self.store_path)
         if description_mtime_ns(build_dir) == 0:
             return NotIndexed(
@@ -346,7 +380,7 @@ class OverlayCompiler:
                 f"only Swift files are re-indexed on their own; {path} (C, C++ or Objective-C) keeps its "
                 "last build's index until rebuilt.",
             )
-        invocation = sources.invocation_for(path)
+        invocation = sources.invocation_for(path, built_ns=self._built_ns(), also=appeared)
         if invocation is None:
             return NotIndexed(
                 path,
@@ -358,19 +392,30 @@ class OverlayCompiler:
         return invocation
 
     async def run_one(
-        self, use_database: UseDatabase, path: str, tried: Mapping[str, int], *, check: bool = False
+        self,
+        use_database: UseDatabase,
+        path: str,
+        tried: Mapping[str, int],
+        *,
+        check: bool = False,
+        appeared: frozenset[str] = frozenset(),
     ) -> OverlayOutcome:
         """Re-index `path` if it is newer than its live unit; with `check` (a suspect), compile
         it even if not, to learn whether it still compiles. `tried` holds the mtimes at which
         files failed (the same content is not tried twice). `use_database` runs a function on
-        the database when it is free (the index actor's job queue)."""
+        the database when it is free (the index actor's job queue). `appeared`: files that
+        appeared since the process first looked, whatever their times (their modules' sources)."""
 
-        async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None]:
+        async def live_units(db: Database) -> tuple[int | None, tuple[str, int] | None, str]:
             return await anyio.to_thread.run_sync(
-                lambda: (db.live_unit_mtime(path), db.live_overlay_unit(path))
+                lambda: (
+                    db.live_unit_mtime(path),
+                    db.live_overlay_unit(path),
+                    db.live_output_files([path]).get(path, ""),
+                )
             )
 
-        unit_mtime, overlay = await use_database(live_units)
+        unit_mtime, overlay, output_file = await use_database(live_units)
         current = _mtime(path)
         dropped = False
         if overlay is not None and current is not None and current < overlay[1]:
@@ -387,24 +432,45 @@ class OverlayCompiler:
             log.info("overlay_dropped", path=path, reason="the file is older than its overlay unit")
             dropped = True
         # A file with no unit is new (or one the last build did not compile): indexed all the same.
-        unchanged = unit_mtime is not None and current is not None and current <= unit_mtime
+        # A unit a failed compile wrote is newer than its file, and not to be trusted.
+        unchanged = (
+            unit_mtime is not None
+            and current is not None
+            and current <= unit_mtime
+            and not failed_compile(output_file)
+        )
         if current is None or (unchanged and not check) or tried.get(path) == current:
             return Dropped(path) if dropped else Skipped(path)
-        invocation = await anyio.to_thread.run_sync(self._invocation_for, path)
+        invocation = await anyio.to_thread.run_sync(self._invocation_for, path, appeared)
         if isinstance(invocation, NotIndexed):
             return Failed(path, invocation.code, invocation.message, current)
         started = time.perf_counter()
-        outcome = await index_file(path, invocation, self.place)
+        # The modules it imports whose files changed since the build: emitted as they are now.
+        sources = self.source_map()
+        changed = (
+            []
+            if sources is None
+            else await anyio.to_thread.run_sync(
+                lambda: sources.changed_dependencies(
+                    invocation.module_name, built_ns=self._built_ns(), also=appeared
+                )
+            )
+        )
+        if changed:
+            failure = await emit_modules(changed, self.place, path)
+            if failure is not None:
+                return Failed(path, failure.code, failure.message, current)
+        outcome = await index_file(
+            path, invocation, self.place, modules=self.place.modules if changed else None
+        )
         if isinstance(outcome, NotIndexed):
             return Failed(path, outcome.code, outcome.message, current, retry=outcome.retry)
         assert isinstance(outcome, Indexed)
         indexed = outcome
-        if unchanged:
-            # A suspect that compiles: its build's unit (newer than the file) still describes it.
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(discard_run, outcome.store)
-            log.info("overlay_checked", path=path)
-            return Checked(path)
+        # A suspect that compiles: it may now mean something else (a call that binds to the
+        # changed function's new signature, or to another overload). Its new unit counts as of
+        # now: newer than the build's unit, older than the next build's.
+        checked_ns = time.time_ns() if unchanged else 0
 
         async def ingest(db: Database) -> tuple[bool, set[str]]:
             before = await anyio.to_thread.run_sync(declared_in, db, [path])
@@ -415,12 +481,16 @@ class OverlayCompiler:
                 main_file=path,
                 file_mtime_ns=indexed.file_mtime_ns,
                 workers=self.workers,
+                checked_ns=checked_ns,
             )
             if not ok:
                 return False, set()
-            # Declarations the edit removed (or renamed): their users elsewhere are suspects.
+            # Declarations the edit removed (or renamed): their users elsewhere are suspects;
+            # so are the callers of the namesakes of a function or method it added.
             after = await anyio.to_thread.run_sync(declared_in, db, [path])
-            return True, await anyio.to_thread.run_sync(users_of_orphans, db, before - after, [path])
+            orphaned = await anyio.to_thread.run_sync(users_of_orphans, db, before - after, [path])
+            overloaded = await anyio.to_thread.run_sync(users_of_namesakes, db, after - before, [path])
+            return True, orphaned | overloaded
 
         try:
             ok, suspects = await use_database(ingest)
@@ -432,16 +502,25 @@ class OverlayCompiler:
                 path, WarningCode.OVERLAY_FAILED, f"the overlay's unit for {path} could not be read.", current
             )
         duration = time.perf_counter() - started
+        if unchanged:
+            log.info("overlay_checked", path=path, duration_s=round(duration, 3))
+            return Checked(path)
         log.info("overlay_landed", path=path, duration_s=round(duration, 3), suspects=len(suspects))
         return Landed(path, duration, tuple(sorted(suspects)))
 
 
-def after_refresh(db: Database, *, changed: bool) -> tuple[int, tuple[str, ...]]:
+def after_refresh(db: Database, *, changed: bool, start: bool = False) -> tuple[int, tuple[str, ...]]:
     """After a refresh of the build's store: when it changed units, forget the overlay
     units that are no longer live (a build wrote a newer unit for their file, or the file
     is gone), with the records only they used. Returns how many were dropped, and the files
-    whose overlay unit is live."""
-    names = db.superseded_overlay_units() if changed else []
+    whose overlay unit is live.
+
+    At `start` (a new process), every overlay unit is forgotten: one describes its file as
+    compiled against the other files as they were then, and what made its callers suspects
+    (a declaration an edit removed) was known only to the process that saw the edit. The
+    files changed since the build are newer than their build's units, so the first answer
+    that needs them re-indexes them, with their suspects."""
+    names = db.overlay_unit_names() if start else (db.superseded_overlay_units() if changed else [])
     if names:
         _drop(db, names)
     return len(names), tuple(sorted(db.overlay_live_files()))

@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xcindex.indexstore.model import kind_name
 from xcindex.tools.budget import RESPONSE_BUDGET_TOKENS
-from xcindex.tools.conformances import ConformancesAnswer
-from xcindex.tools.find_symbol import FindSymbolAnswer
-from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
-from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
-from xcindex.tools.graph.change_impact import RANGE_METHOD, ChangeImpactAnswer
-from xcindex.tools.graph.selection import SelectedTest, TestSelection
-from xcindex.tools.graph.type_hierarchy import MAX_LOCAL_SUBTYPES, TypeHierarchyAnswer
-from xcindex.tools.references import MAX_RESULTS, DefinitionAnswer, SitesAnswer
-from xcindex.tools.rename.plan import RenamePlan
-from xcindex.tools.resolve import Candidate
-from xcindex.tools.status import MAX_LISTED, TEXT_LISTED, StatusAnswer
-from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
 from xcindex.vocabulary import MatchedBy, RangeReason
+
+if TYPE_CHECKING:
+    # Types only: each renderer runs on its own tool's answer, so rendering a first answer
+    # must not import every other tool (a tool's limits are imported where they are said).
+    from xcindex.tools.conformances import ConformancesAnswer
+    from xcindex.tools.find_symbol import FindSymbolAnswer
+    from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
+    from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
+    from xcindex.tools.graph.change_impact import ChangeImpactAnswer
+    from xcindex.tools.graph.selection import SelectedTest, TestSelection
+    from xcindex.tools.graph.type_hierarchy import TypeHierarchyAnswer
+    from xcindex.tools.references import DefinitionAnswer, SitesAnswer
+    from xcindex.tools.rename.plan import RenamePlan
+    from xcindex.tools.resolve import Candidate
+    from xcindex.tools.status import StatusAnswer
+    from xcindex.tools.wait_for_fresh import FileState, FreshWaitAnswer
 
 
 def describe(match: Candidate) -> str:
@@ -75,6 +80,8 @@ def render_find_symbol(answer: FindSymbolAnswer, budget: int | None = None) -> s
 
 def render_sites(answer: SitesAnswer, what: str, budget: int | None = None) -> str:
     """Counts first, then one line per site grouped by file."""
+    from xcindex.tools.references import MAX_RESULTS
+
     if not answer.sites:
         head = f"No {what} for '{answer.query}' ({answer.freshness.completeness})."
         if not answer.symbols:
@@ -159,6 +166,8 @@ def render_conformances(answer: ConformancesAnswer, budget: int | None = None) -
 
 
 def render_status(answer: StatusAnswer, budget: int | None = None) -> str:
+    from xcindex.tools.status import MAX_LISTED, TEXT_LISTED
+
     lines = [answer.summary()]
     counts = answer.state.counts
     if counts is not None:
@@ -284,6 +293,8 @@ def render_call_hierarchy(answer: CallHierarchyAnswer, budget: int | None = None
 
 
 def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None) -> str:
+    from xcindex.tools.graph.type_hierarchy import MAX_LOCAL_SUBTYPES
+
     if answer.root is None:
         lines = [
             f"No symbol {answer.query} in this index ({answer.freshness.completeness}): "
@@ -321,6 +332,8 @@ def render_type_hierarchy(answer: TypeHierarchyAnswer, budget: int | None = None
 
 
 def render_change_impact(answer: ChangeImpactAnswer, budget: int | None = None) -> str:
+    from xcindex.tools.graph.change_impact import RANGE_METHOD
+
     if not answer.changed_files:
         lines = [f"No Swift file differs from {answer.base}."]
     else:

@@ -134,14 +134,16 @@ def newest_unit_mtime_ns(store: Path) -> int | None:
     return newest
 
 
-def _swift_files(root: Path) -> Iterator[tuple[Path, int]]:
+def _swift_files(root: Path) -> Iterator[tuple[str, int]]:
+    """Every Swift file under `root` with its mtime: plain strings (a Path per file was a
+    third of the walk, which the session-start hook makes of the whole project)."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [name for name in dirs if name not in PRUNED_DIRS]
         for name in files:
             if name.endswith(".swift"):
-                path = Path(folder, name)
+                path = os.path.join(folder, name)
                 try:
-                    yield path, path.stat().st_mtime_ns
+                    yield path, os.stat(path).st_mtime_ns
                 except OSError:
                     continue
 
@@ -149,8 +151,8 @@ def _swift_files(root: Path) -> Iterator[tuple[Path, int]]:
 def swift_files_newer_than(root: Path, mtime_ns: int) -> list[Path]:
     """Swift sources under `root` modified after `mtime_ns`, newest first."""
     newer = [(mtime, path) for path, mtime in _swift_files(root) if mtime > mtime_ns]
-    newer.sort(key=lambda item: (-item[0], str(item[1])))
-    return [path for _, path in newer]
+    newer.sort(key=lambda item: (-item[0], item[1]))
+    return [Path(path) for _, path in newer]
 
 
 def format_time(mtime_ns: int) -> str:

@@ -10,9 +10,9 @@ when that one is newer). Import-light: the hooks and the doctor use it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from xcindex._record import Record
 from xcindex.project import toolchain
 from xcindex.project.store_layout import is_store, units_mtime_ns
 from xcindex.vocabulary import (
@@ -35,14 +35,27 @@ class LocateArgumentError(LocateError, ArgumentError):
     """A location argument that cannot be used, naming which one."""
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(Record):
+    """Where a question's index is. A Record, not a dataclass: the session-start hook locates
+    the index, and `dataclasses` (with `inspect`) was a sixth of its run."""
+
+    __slots__ = ("notes", "project_kind", "store_path", "workspace_root")
+    _fields = ("store_path", "workspace_root", "project_kind", "notes")
     store_path: Path
     """The folder that contains `v5/`."""
     workspace_root: Path | None
     """Where sourcekit-lsp should be rooted, when known."""
     project_kind: ProjectKind
-    notes: tuple[tuple[WarningCode, str], ...] = field(default=())
+    notes: tuple[tuple[WarningCode, str], ...]
+
+    def __init__(
+        self,
+        store_path: Path,
+        workspace_root: Path | None,
+        project_kind: ProjectKind,
+        notes: tuple[tuple[WarningCode, str], ...] = (),
+    ) -> None:
+        super().__init__(store_path, workspace_root, project_kind, notes)
 
 
 def _absolute(raw: str, what: str) -> Path:

@@ -47,6 +47,32 @@ BUILD_FOLDERS = ("/.build/", "/DerivedData/")
 """Where SwiftPM and Xcode write what they build (generated sources included)."""
 
 
+SWIFTPM_BUILD = "/.build/"
+
+
+def package_of_store(store: Path) -> str | None:
+    """The SwiftPM package whose `.build` holds `store` (None for any other layout)."""
+    spelled = str(store)
+    return spelled.split(SWIFTPM_BUILD, 1)[0] if SWIFTPM_BUILD in spelled else None
+
+
+def from_another_package(output_file: str, package: str | None, real: dict[str, str]) -> bool:
+    """A unit another package's build wrote: its object file is in a `.build` that is not
+    `package`'s. A package copied with its `.build` (or a store copied on its own) brings
+    the original's units, which name the original's files: they describe another folder.
+    A path dependency's units are written into this package's `.build`, so they stay.
+    `real` caches real paths across calls."""
+    if package is None or SWIFTPM_BUILD not in output_file:
+        return False
+    owner = output_file.split(SWIFTPM_BUILD, 1)[0]
+    if owner == package:
+        return False
+    for spelled in (owner, package):
+        if spelled not in real:
+            real[spelled] = os.path.realpath(spelled)
+    return real[owner] != real[package]
+
+
 def is_generated_source(path: str) -> bool:
     """Sources the build system wrote (test discovery, resource accessors): never answers."""
     return any(folder in path for folder in BUILD_FOLDERS)

@@ -20,8 +20,6 @@ when they are on PATH. A leaf module: it imports nothing from xcindex but `warni
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -52,11 +50,34 @@ def _root_of(binary: str | Path) -> Path:
     return Path(os.path.realpath(binary)).parent.parent.parent
 
 
+def which(command: str, path: str) -> str | None:
+    """`shutil.which(command, path=path)` on POSIX, without shutil's imports (its archive
+    modules are a fifth of the session-start hook): the first file on `path` that the user
+    may execute; a command with a folder in it is checked as it is."""
+    if os.path.dirname(command):
+        return command if _executable(command) else None
+    seen: set[str] = set()
+    for folder in path.split(os.pathsep):
+        if folder in seen:
+            continue
+        seen.add(folder)
+        candidate = os.path.join(folder, command)
+        if _executable(candidate):
+            return candidate
+    return None
+
+
+def _executable(path: str) -> bool:
+    return os.path.exists(path) and os.access(path, os.X_OK) and not os.path.isdir(path)
+
+
 def _run(command: list[str], environ: Mapping[str, str]) -> str | None:
     """The first line a small Apple tool prints; None when it is absent or fails."""
-    program = shutil.which(command[0], path=environ.get("PATH", os.defpath))
+    program = which(command[0], environ.get("PATH", os.defpath))
     if program is None:
         return None
+    import subprocess  # only where an Apple tool is there to run: not on a hook's way
+
     try:
         done = subprocess.run(
             [program, *command[1:]],
@@ -120,7 +141,7 @@ def toolchain_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
         candidates += _named_toolchains(identifier, env)
     shim: str | None = None
     for tool in ("swift", "swiftc"):
-        if found := shutil.which(tool, path=search_path):
+        if found := which(tool, search_path):
             if Path(os.path.realpath(found)).parent in _SHIM_FOLDERS:
                 shim = found
             else:
@@ -146,7 +167,7 @@ def find_swift(environ: Mapping[str, str] | None = None) -> Path | None:
         candidate = root / "usr" / "bin" / "swift"
         if _is_executable_file(candidate):
             return candidate
-    found = shutil.which("swift", path=env.get("PATH", os.defpath))
+    found = which("swift", env.get("PATH", os.defpath))
     return Path(found) if found else None
 
 
@@ -224,7 +245,7 @@ def find_sourcekit_lsp(override: Path | None = None, *, environ: Mapping[str, st
             return candidate
     if (found := _run(["xcrun", "--find", "sourcekit-lsp"], env)) and _is_executable_file(Path(found)):
         return Path(found)
-    if on_path := shutil.which("sourcekit-lsp", path=env.get("PATH", os.defpath)):
+    if on_path := which("sourcekit-lsp", env.get("PATH", os.defpath)):
         return Path(on_path)
     raise CodedError(
         WarningCode.SOURCEKIT_LSP_NOT_FOUND,

@@ -2,7 +2,9 @@
 
 Before xcindex is installed, `xcindex.plugin.front` (stdlib only) answers the handshake and
 `tools/list` from `src/xcindex/plugin/catalogue.json`; this builds that file from the
-registry, with the functions the real front end answers with. Regenerate it after changing
+registry, with the functions the real front end answers with. The real front end answers
+`tools/list` from the same file too (`protocol.tools_list_result`: it spares a session's
+start loading every tool), so a stale file would be served: the test below guards both. Regenerate it after changing
 a tool, the instructions or the version:
 
     python -m xcindex.server.catalogue
@@ -14,20 +16,20 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from xcindex.server.calls import SERVER_NAME, SERVER_VERSION
 from xcindex.server.protocol import (
+    CATALOGUE,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSION,
     discover_result,
     initialize_result,
-    tools_list_result,
+    made_tools_list,
 )
 
-PATH = Path(__file__).resolve().parents[1] / "plugin" / "catalogue.json"
+PATH = CATALOGUE
 
 
 def catalogue() -> dict[str, Any]:
@@ -38,8 +40,8 @@ def catalogue() -> dict[str, Any]:
         "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
         "initialize": initialize_result({"protocolVersion": LATEST_HANDSHAKE_VERSION}),
         "discover": discover_result(),
-        "toolsHandshake": tools_list_result(False),
-        "toolsModern": tools_list_result(True),
+        "toolsHandshake": made_tools_list(False),
+        "toolsModern": made_tools_list(True),
     }
 
 

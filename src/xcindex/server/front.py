@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import signal
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -311,6 +310,8 @@ class FrontEnd:
         """Start the SDK server on this connection, replay what set its state, then feed
         it `line` and everything after."""
         # Imported here, not at the top: importing the SDK is what the front end exists to avoid.
+        import uuid
+
         from xcindex.server.sdk import StatusFeed, serve_handed_over
 
         replay_id = f"xcindex-handover-{uuid.uuid4().hex}"

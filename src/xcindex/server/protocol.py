@@ -16,14 +16,17 @@ the same; `tests/integration/test_front_wire.py` compares them with the SDK serv
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pydantic_core
 
-from xcindex.engine.registry import TOOLS, ToolDecl
+from xcindex.engine.declaration import ToolDecl
+from xcindex.engine.registry import TOOLS
 from xcindex.server.calls import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, ToolResult, input_schema
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -383,9 +386,31 @@ def _tool_json(tool: ToolDecl[Any, Any], modern: bool) -> dict[str, Any]:
     }
 
 
+CATALOGUE = Path(__file__).resolve().parents[1] / "plugin" / "catalogue.json"
+"""The tools/list answers made from the registry, committed (`python -m
+xcindex.server.catalogue`; a test fails while it differs from `made_tools_list`)."""
+
+
 @cache
 def tools_list_result(modern: bool) -> dict[str, Any]:
-    """The tools/list answer; it never changes within a process (callers must not mutate it)."""
+    """The tools/list answer; it never changes within a process (callers must not mutate it).
+
+    Read from the committed catalogue when it is this version's: making it loads every tool's
+    module and has pydantic generate 24 JSON schemas (0.1-0.3 s), which a session's first
+    `tools/list` would otherwise pay before its first answer. Made from the registry when the
+    catalogue is missing or another version's."""
+    try:
+        catalogue = json.loads(CATALOGUE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        catalogue = None
+    if isinstance(catalogue, dict) and catalogue.get("version") == SERVER_VERSION:
+        listed: dict[str, Any] = catalogue["toolsModern" if modern else "toolsHandshake"]
+        return listed
+    return made_tools_list(modern)
+
+
+def made_tools_list(modern: bool) -> dict[str, Any]:
+    """The tools/list answer, from the registry (what the catalogue holds)."""
     tools = [_tool_json(tool, modern) for tool in TOOLS]
     if modern:
         return _stamped({"cacheScope": "private", "resultType": "complete", "tools": tools, "ttlMs": 0})

@@ -41,7 +41,8 @@ from mcp.shared.message import SessionMessage
 from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion
-from xcindex.engine.registry import TOOLS, ToolDecl
+from xcindex.engine.declaration import ToolDecl
+from xcindex.engine.registry import TOOLS
 from xcindex.project.candidates import projects_for
 from xcindex.project.ledger import project_directory
 from xcindex.server.calls import BUDGET, ToolResult, call_tool, called_location, input_schema

@@ -15,6 +15,7 @@ from xcindex.indexstore.database import Database
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, freshness_for
+from xcindex.tools.limits import DEFAULT_MAX_CANDIDATES
 from xcindex.tools.resolve import Candidate, Resolution, resolve
 from xcindex.tools.shapes import FindSymbolJson
 from xcindex.vocabulary import MatchedBy
@@ -23,9 +24,6 @@ SymbolMatch = Candidate
 """A candidate of find_symbol (the embedding API's name for it)."""
 
 
-DEFAULT_MAX_CANDIDATES = 25
-"""A page of candidates: ranking puts the meant symbol first, and a common name (`init`)
-has hundreds; the rest are a `nextOffset` away."""
 MAX_CANDIDATES = 500
 
 

@@ -26,10 +26,10 @@ from xcindex.indexstore.model import Role, is_generated_name, states_relations
 from xcindex.tools.arguments import LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import Freshness, canonical_occurrence, freshness_for, occurrence_json
+from xcindex.tools.limits import DEFAULT_MAX_RESULTS
 from xcindex.tools.resolve import EXTENSION_KIND, resolve
 from xcindex.tools.shapes import ConformanceSiteJson, DefinitionJson, OccurrenceJson, SitesJson
 
-DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS = 500
 CONSTRUCTOR_KIND = 22
 

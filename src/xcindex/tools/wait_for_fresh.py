@@ -24,12 +24,11 @@ from xcindex.indexstore.database import Database
 from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import AnswerWarning, file_is_stale
+from xcindex.tools.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
 from xcindex.vocabulary import CodedError, WarningCode
 
 MAX_FILES = 200
-DEFAULT_TIMEOUT_S = 60.0
-MAX_TIMEOUT_S = 600.0
 
 
 class FileState(StrEnum):

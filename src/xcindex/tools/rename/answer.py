@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from typing import cast
 
 from xcindex.tools.budget import fitting, item_cost, json_size
+from xcindex.tools.limits import DEFAULT_MAX_RANGES as DEFAULT_MAX_RANGES
 from xcindex.tools.rename.scan import Mention
 from xcindex.tools.shapes import RefusalJson, RenamePlanJson, RenameRangeJson, RenameSummaryJson
 from xcindex.vocabulary import RangeReason, RefusalReason, Tier, WarningCode
 
-DEFAULT_MAX_RANGES = 500
 MAX_RANGES = 5000
 
 _SUMMARY_KEYS = {

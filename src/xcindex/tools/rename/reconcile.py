@@ -7,6 +7,13 @@ that line when that is unambiguous, else dropped and counted (`lsp_range_off_nam
 where the two sources disagree are settled one by one: sourcekit-lsp is asked what symbol
 is at the site itself (`symbolInfo`), and the site is tiered by whether that is one of the
 renamed USRs. The LSP calls go through a small protocol, so this stays tool logic.
+
+sourcekit-lsp may answer references from the build's own index store (`lsp/build_view.py`),
+which describes each file as it was built. On the files that changed since (`changed`: the
+plan's red-stale files before the freshness overlay re-indexed them), its word from the store
+is not taken: its locations there are dropped, the index's ranges there are not judged by
+agreement (red stays red), and each range the overlay re-indexed there is settled at the site
+like a disputed one (type checking reads the file as it is now).
 """
 
 from __future__ import annotations
@@ -150,18 +157,21 @@ def _word(byte: int) -> bool:
     return byte >= 0x80 or byte == 0x5F or chr(byte).isalnum()
 
 
-def reconcile(plan: RenamePlan, lsp_ranges: Iterable[LspRange]) -> RenamePlan:
+def reconcile(
+    plan: RenamePlan, lsp_ranges: Iterable[LspRange], changed: frozenset[str] = frozenset()
+) -> RenamePlan:
     """Agreement → green-verified; index-only → yellow-disagreement (`lsp_did_not_echo`);
     LSP-only → yellow-lsp-only with UTF-16 columns (the contract's convention for
-    `source: "sourcekit-lsp"`; every one was verified to be on the name). Red stays red. An empty LSP answer downgrades nothing
-    (the caller warns `reconciliation_empty`)."""
+    `source: "sourcekit-lsp"`; every one was verified to be on the name). Red stays red, and
+    so does every range in a `changed` file (sourcekit-lsp's store does not describe it). An
+    empty LSP answer downgrades nothing (the caller warns `reconciliation_empty`)."""
     lsp = {(r.path, r.line, r.utf8_column): r for r in lsp_ranges}
     if not lsp:
         return plan
     ranges: list[RenameRange] = []
     for rename_range in plan.ranges:
         echoed = lsp.pop(rename_range.key, None)
-        if rename_range.tier is Tier.RED_STALE:
+        if rename_range.tier is Tier.RED_STALE or rename_range.path in changed:
             ranges.append(rename_range)
         elif echoed is not None:
             tier = Tier.GREEN_VERIFIED if rename_range.tier is Tier.GREEN_INDEXSTORE else rename_range.tier
@@ -196,17 +206,23 @@ def reconcile(plan: RenamePlan, lsp_ranges: Iterable[LspRange]) -> RenamePlan:
     return replace(plan, ranges=tuple(ranges))
 
 
+_SETTLED_TIERS = (Tier.YELLOW_DISAGREEMENT, Tier.YELLOW_LSP_ONLY, Tier.GREEN_INDEXSTORE)
+"""The tiers a site's own answer can change (an unconfirmed green is asked about only in a
+changed file)."""
+
+
 def settle(plan: RenamePlan, answers: dict[tuple[str, int, int], list[str]]) -> tuple[RenamePlan, int]:
-    """Tier each disputed site by what sourcekit-lsp resolves at the site itself: one of the
-    renamed USRs → green-verified (`settled_at_site`); another symbol → an LSP-only site is
-    dropped, an index-only one stays yellow; no answer → unchanged. Returns the plan and
-    how many sites were dropped."""
+    """Tier each site asked about by what sourcekit-lsp resolves at the site itself: one of
+    the renamed USRs → green-verified (`settled_at_site`); another symbol → an LSP-only site
+    is dropped, an index-only one stays yellow, an unconfirmed green one becomes yellow
+    (`lsp_did_not_echo`); no answer → unchanged. Returns the plan and how many sites were
+    dropped."""
     renamed = {usr for usr, *_ in plan.definitions} | {plan.usr}
     ranges: list[RenameRange] = []
     dropped = 0
     for rename_range in plan.ranges:
         usrs = answers.get(rename_range.key)
-        if usrs is None or rename_range.tier not in (Tier.YELLOW_DISAGREEMENT, Tier.YELLOW_LSP_ONLY):
+        if usrs is None or rename_range.tier not in _SETTLED_TIERS:
             ranges.append(rename_range)
             continue
         if renamed.intersection(usrs):
@@ -222,19 +238,44 @@ def settle(plan: RenamePlan, answers: dict[tuple[str, int, int], list[str]]) -> 
             )
         elif usrs and rename_range.tier is Tier.YELLOW_LSP_ONLY:
             dropped += 1
+        elif usrs and rename_range.tier is Tier.GREEN_INDEXSTORE:
+            ranges.append(
+                replace(
+                    rename_range,
+                    tier=Tier.YELLOW_DISAGREEMENT,
+                    reasons=(*rename_range.reasons, RangeReason.LSP_DID_NOT_ECHO),
+                )
+            )
         else:
             ranges.append(rename_range)
     return replace(plan, ranges=tuple(ranges)), dropped
 
 
-def disputed_sites(plan: RenamePlan) -> list[RenameRange]:
-    return [r for r in plan.ranges if r.tier in (Tier.YELLOW_DISAGREEMENT, Tier.YELLOW_LSP_ONLY)]
+def disputed_sites(plan: RenamePlan, changed: frozenset[str] = frozenset()) -> list[RenameRange]:
+    """The sites to ask about one by one: where the two sources disagree, then the ranges
+    the overlay re-indexed in changed files (no store describes them as they are)."""
+    disputed = [r for r in plan.ranges if r.tier in (Tier.YELLOW_DISAGREEMENT, Tier.YELLOW_LSP_ONLY)]
+    unconfirmed = [r for r in plan.ranges if r.tier is Tier.GREEN_INDEXSTORE and r.path in changed]
+    return disputed + unconfirmed
 
 
-async def reconcile_plan(plan: RenamePlan, lsp: RenameLsp, root: WorkspaceRoot) -> RenamePlan:
+def not_in_changed(found: Sequence[LspRange], changed: frozenset[str]) -> list[LspRange]:
+    """The locations not in a changed file (compared by real path: sourcekit-lsp may spell a
+    file the plan no longer names its own way)."""
+    if not changed:
+        return list(found)
+    real = {os.path.realpath(path) for path in changed}
+    return [r for r in found if os.path.realpath(r.path) not in real]
+
+
+async def reconcile_plan(
+    plan: RenamePlan, lsp: RenameLsp, root: WorkspaceRoot, changed: frozenset[str] = frozenset()
+) -> RenamePlan:
     """Ask sourcekit-lsp for the references at each renamed definition (after its index is
     ready), verify its locations, tier the plan by agreement, then settle each disputed site
-    at the site. Any fault is a warning (`reconciliation_unavailable` and its own code)."""
+    at the site. `changed`: the files whose build index is older than their content (see
+    the module's docstring). Any fault is a warning (`reconciliation_unavailable` and its
+    own code)."""
     unavailable = WarningCode.RECONCILIATION_UNAVAILABLE
     try:
         await lsp.wait_ready(root.path)
@@ -250,7 +291,8 @@ async def reconcile_plan(plan: RenamePlan, lsp: RenameLsp, root: WorkspaceRoot) 
     index_paths = {r.path for r in plan.ranges}
     covered = {r.key for r in plan.ranges}
     found = lsp_ranges(locations, old_name, index_paths)
-    verified, off_name = await anyio.to_thread.run_sync(verify_lsp_ranges, found, old_name, covered)
+    trusted = await anyio.to_thread.run_sync(not_in_changed, found, changed)
+    verified, off_name = await anyio.to_thread.run_sync(verify_lsp_ranges, trusted, old_name, covered)
     warnings = [
         (code, f"{code}: sourcekit-lsp may lack build settings for {root.path}.")
         for code in root.warnings_for_answer(empty=not found)
@@ -263,11 +305,11 @@ async def reconcile_plan(plan: RenamePlan, lsp: RenameLsp, root: WorkspaceRoot) 
             )
         )
         return with_warnings(plan, warnings)
-    reconciled = reconcile(plan, verified)
+    reconciled = reconcile(plan, verified, changed)
     answers: dict[tuple[str, int, int], list[str]] = {}
     utf8_of = {(r.path, r.line, r.utf16_column): r.utf8_column for r in verified}
     try:
-        for site in disputed_sites(reconciled)[:MAX_SETTLED_SITES]:
+        for site in disputed_sites(reconciled, changed)[:MAX_SETTLED_SITES]:
             column = utf8_of.get(site.key, site.column) if site.source == "sourcekit-lsp" else site.column
             answers[site.key] = await lsp.symbol_info(root.path, Path(site.path), site.line, column)
     except CodedError as error:
