@@ -1,8 +1,8 @@
-"""change_impact measured for real on the fixture: twenty-two mutations (bodies, signatures, an
+"""change_impact measured for real on the fixture: twenty-three mutations (bodies, signatures, an
 added and a removed declaration, one of three cases on a line, a library witness of a
 protocol only the test target declares and adopts: the index says so implicitly, at the
 conformance; witnesses only library code calls: `==`, `hash(into:)`, `<`, `encode(to:)` in a
-file nothing mentions; a witness reached
+file nothing mentions, a `description` only string interpolation runs; a witness reached
 only through a static requirement, `T.scale(_:)`; a helper of a test class; an executable
 run by name, in a function of it and in its top-level code), each rebuilt and run with the
 full `swift test`.
@@ -193,8 +193,9 @@ CASES = (
         via="directCall",
     ),
     # Ticket's == is called only by library code: XCTAssertEqual (through Equatable) and the
-    # Set of testTicketsDeduplicateInASet. The three tests holding a Ticket and calling an
-    # Equatable entry; testTicketsEncodeAsTheirTitle's XCTAssertEqual compares strings.
+    # Set of testTicketsDeduplicateInASet. The four tests holding a Ticket and calling an
+    # Equatable entry; testTicketsEncodeAsTheirTitle's and
+    # testTicketsDescribeThemselvesInInterpolation's XCTAssertEqual compare strings.
     case(
         "a hand-written == only library code calls",
         f"{CORE}/Ticket.swift",
@@ -206,25 +207,31 @@ CASES = (
             "TicketTests/testTicketsWithOneTitleAreEqual",
             "TicketTests/testTicketsDeduplicateInASet",
             "TicketTests/testTicketsEncodeAsTheirTitle",
+            "TicketTests/testTicketsDescribeThemselvesInInterpolation",
         },
         via="libraryDispatch",
     ),
     # The line declares low, normal and high: every test using Priority's cases is selected;
-    # only the one asserting high's raw value fails (Ticket's == and hash ignore the priority,
-    # and high stays the highest).
+    # the one asserting high's raw value fails, and the one describing a high ticket ("[3]
+    # crash" becomes "[4] crash"); Ticket's == and hash ignore the priority, and high stays
+    # the highest.
     case(
         "one of several cases on a line",
         f"{CORE}/Ticket.swift",
         "normal = 2, high = 3",
         "normal = 2, high = 4",
         "signature",
-        fails={"TicketTests/testHighOutranksNormal"},
+        fails={
+            "TicketTests/testHighOutranksNormal",
+            "TicketTests/testTicketsDescribeThemselvesInInterpolation",
+        },
         selects={
             "TicketTests/testHighOutranksNormal",
             "TicketTests/testTicketsWithOneTitleAreEqual",
             "TicketTests/testTicketsDeduplicateInASet",
             "TicketTests/testTicketsEncodeAsTheirTitle",
             "TicketTests/testPrioritiesSortByRank",
+            "TicketTests/testTicketsDescribeThemselvesInInterpolation",
         },
     ),
     # load(id:) (not load(name:)): directly, and through ProfileFeature.isActive(id:).
@@ -278,6 +285,24 @@ CASES = (
         'try container.encode(title + "!")',
         "body",
         fails={"TicketTests/testTicketsEncodeAsTheirTitle"},
+        via="libraryDispatch",
+    ),
+    # Ticket's description, which no code calls: a string interpolation describes the value
+    # (`"ticket \(ticket)"`, an implicit call of the library's appendInterpolation). The
+    # tests holding a Ticket and interpolating: testTicketsDescribeThemselvesInInterpolation,
+    # and testTicketsDeduplicateInASet, whose `"ticket \($0)"` describes an Int (which value
+    # an interpolation is handed is not in the index); only the first fails.
+    case(
+        "a description only string interpolation runs",
+        f"{CORE}/Ticket+Description.swift",
+        '"[\\(priority.rawValue)] \\(title)"',
+        '"[\\(priority.rawValue)]  \\(title)"',
+        "body",
+        fails={"TicketTests/testTicketsDescribeThemselvesInInterpolation"},
+        selects={
+            "TicketTests/testTicketsDescribeThemselvesInInterpolation",
+            "TicketTests/testTicketsDeduplicateInASet",
+        },
         via="libraryDispatch",
     ),
     # Priority's <: `sorted()` compares. Holding a Priority (or a Ticket, which holds one) and

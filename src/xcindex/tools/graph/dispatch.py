@@ -1,6 +1,6 @@
 """Which calls dispatch routes to an override or witness, and which implementations a given
 call can run: the one rule call_hierarchy, change_impact and blast_radius share
-(docs/tools.md, "Dispatch").
+(docs/tools.md, "Reach").
 
 A call is a *dispatch point* when it names a protocol requirement (whatever its roles:
 Swift 6.3 marks `T.scale(x)` and `Self.scale(x)` with `call` alone, adding `dynamic` only

@@ -1,4 +1,4 @@
-"""Tests that run an executable as a process, by name (docs/tools.md, "Executables run by name").
+"""Tests that run an executable as a process, by name (docs/tools.md, "Reach").
 
 SwiftPM builds every executable of a package before its tests, and a test can run one from
 the products folder (`products.appendingPathComponent("canary-tool")`, or a helper given

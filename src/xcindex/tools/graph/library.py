@@ -1,5 +1,5 @@
 """Library dispatch narrowed by type: what a witness of a requirement declared outside the
-index can be run from (docs/tools.md, "Library dispatch").
+index can be run from (docs/tools.md, "Reach").
 
 A witness of `Equatable.==`, `Hashable.hash(into:)`, `Comparable.<`, `Encodable.encode(to:)`,
 `CustomStringConvertible.description` or a Collection requirement is run by library code the
@@ -65,8 +65,17 @@ _VALUE_MEMBER_KINDS = frozenset({15, 17, 18, 20, 21})
 _HOLDING_KINDS = PROPERTY_KINDS | {15}
 """A mention held by a property or an enum case is its type (or its payload's)."""
 _FUNCTION_KINDS = frozenset({12, 16, 17, 18, 22})
-_DESCRIBES = ("Swift.print(", "Swift.debugPrint(", "Swift.dump<", "(describing:", "(reflecting:")
-"""Library functions that describe any value (through `description` when it has one)."""
+_DESCRIBES = (
+    "Swift.print(",
+    "Swift.debugPrint(",
+    "Swift.dump<",
+    "(describing:",
+    "(reflecting:",
+    "Swift.DefaultStringInterpolation.appendInterpolation<",
+)
+r"""Library functions that describe any value (through `description` when it has one). A
+string interpolation `"\(error)"` is an implicit call to `appendInterpolation<A>(A)`, which
+the index records: Yams's YamlErrorTests reach `YamlError.description` only through it."""
 _REFINED_BY: dict[str, tuple[str, ...]] = {
     "Swift.Equatable": (
         "Swift.Hashable",
@@ -297,7 +306,7 @@ def generic_entries(db: Database, bases: set[int], names: set[str]) -> set[int]:
     readable = demangled(callees.values())
     found = set(bases)
     if names:
-        pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(name)}(?![\w])" for name in sorted(names)))
+        pattern = re.compile("|".join(_whole(name) for name in sorted(names)))
         tokens = tuple(t for t, name in PROTOCOL_SUBSTITUTIONS.items() if f"Swift.{name}" in names)
         for sid, usr in callees.items():
             text = readable.get(usr, "")
@@ -307,6 +316,15 @@ def generic_entries(db: Database, bases: set[int], names: set[str]) -> set[int]:
     wrapper_usrs = {sid: symbol.usr for sid, symbol in db.symbols_by_ids(wrappers).items()}
     wrapper_text = demangled(wrapper_usrs.values())
     return found | {sid for sid, usr in wrapper_usrs.items() if _GENERIC.search(wrapper_text.get(usr, ""))}
+
+
+def _whole(name: str) -> str:
+    """A pattern for `name` as a whole name: not inside a longer one (`Swift.Equatable` is not
+    `Swift.EquatableThing`); a name ending in punctuation (`Swift.dump<`, `Swift.print(`) is
+    followed by anything."""
+    before = r"(?<![\w.])" if name[:1].isalnum() else ""
+    after = r"(?![\w])" if name[-1:].isalnum() else ""
+    return before + re.escape(name) + after
 
 
 _GENERIC = re.compile(r"[<(: ]A[>),.: ]")
