@@ -1,5 +1,8 @@
-"""blast_radius on real code: every test a mutation breaks is among the tests it selects,
-and it selects the tests written down for the mutated file.
+"""blast_radius and change_impact on real code: every test a mutation breaks is among the
+tests they select, and blast_radius selects within the bounds written down for the mutated
+file. change_impact is asked of each mutant as an agent asks it (the edit made, before a
+build: the diff against the pristine commit); its recall and precision are held as
+blast_radius's are.
 
 Mutants are generated the same way on every run (the first candidate lines of each source
 and test file, in path order, for a handful of operators), and tried until KILLED_WANTED
@@ -41,6 +44,7 @@ from tests.corpus.harness import (
 from tests.scoring import MEASURED
 from xcindex.engine import Engine
 from xcindex.tools.graph.blast_radius import BlastRadiusAnswer
+from xcindex.tools.graph.change_impact import ChangeImpactAnswer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 
@@ -451,7 +455,7 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 
 PRECISION_FLOOR = {"swift-log": 0.11, "yams": 0.11}
 """Selected tests that failed / selected, over the killed mutants that did not crash: measured
-104 / 860 = 0.121 (swift-log) and 153 / 1339 = 0.114 (Yams), selecting per test, a test that
+104 / 914 = 0.114 (swift-log) and 153 / 1360 = 0.113 (Yams), selecting per test, a test that
 reaches a dispatch point only when it also reaches code holding a value of the
 implementation's type (by suite and without that: 104 / 1029 = 0.101 and 153 / 1394 =
 0.110; per test without it, 104 / 1299 = 0.080 on swift-log: every test that logs selected
@@ -462,6 +466,24 @@ error through it; it now selects 100 (every test reaching code that throws a Yam
 which a caller may describe). Selecting every test scores 0.037 and 0.082. A change to a
 core file reaches nearly every suite. Raise the floors (and the expected selections) as
 precision improves."""
+
+
+IMPACT_PRECISION_FLOOR = {"swift-log": 0.22, "yams": 0.13}
+"""The same for change_impact, asked of each mutant as an agent asks it (the edit made, not
+built: one declaration changed): measured 104 / 419 = 0.248 (swift-log) and 153 / 1063 =
+0.144 (Yams), recall 1.0 on both. A change to `Logger.MetadataValue.==` (a witness only
+library code runs) first missed 25 of its 36 failing tests: they compare `Logger.Metadata`
+values, and code naming that typealias (`[String: MetadataValue]`) was not taken as holding
+a MetadataValue; it now is, and the answer selects 148 (all 36 among them)."""
+
+
+def command_selection(command: str | None, ids: list[str]) -> set[str]:
+    """The identifiers a `swift test --filter '…'` command runs (nothing without a command),
+    matched as `swift test` matches (see `selection`)."""
+    if not command:
+        return set()
+    pattern = command.split("--filter ", 1)[1].strip("'") if "--filter " in command else ""
+    return {i for i in ids if re.search(pattern, f"{i}/" if i.endswith(")") else i)}
 
 
 def verdict_of(outcome: Outcome, ids: list[str]) -> Verdict:
@@ -480,7 +502,7 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
     package_name: str,
 ) -> None:
     started = time.monotonic()
-    package = prepared(package_name)
+    package = committed(prepared(package_name))
     baseline = run_tests(package)
     assert baseline.passed, baseline.output
     assert not baseline.failed, baseline.output
@@ -490,20 +512,34 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
     expected = EXPECTED[package_name]
     mutants = candidates(package)
     answers: dict[Path, BlastRadiusAnswer] = {}
+    impacts: dict[Mutant, ChangeImpactAnswer] = {}
     async with Engine() as engine:
         for mutant in mutants:
             if mutant.path not in answers:
                 answers[mutant.path] = await engine.blast_radius(str(mutant.path), project_path=str(package))
+        # change_impact of each mutant as an agent asks it, the edit made and not yet built:
+        # the diff against the pristine commit, one declaration changed.
+        for mutant in mutants[: KILLED_WANTED * 2]:
+            text = mutant.path.read_text(encoding="utf-8")
+            try:
+                mutant.apply()
+                impacts[mutant] = await engine.change_impact(project_path=str(package))
+            finally:
+                mutant.path.write_text(text, encoding="utf-8")
+    restore(package)
     rows: list[str] = []
     wrong: list[str] = []
     tried: set[tuple[str, int]] = set()
     killed = counted = 0
     selected_total = hits_total = failing_total = 0
+    impact_selected = impact_hits = 0
     for mutant in mutants:
         if killed >= KILLED_WANTED:
             break
         answer = answers[mutant.path]
         chosen = selection(answer, ids)
+        impact = impacts[mutant]
+        impact_chosen = command_selection(impact.swift_test_command, ids)
         file = str(mutant.path.relative_to(package))
         tried.add((file, mutant.line))
         try:
@@ -544,6 +580,11 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
             missed.append("(the crash: the selection alone passes)")
         if missed:
             wrong.append(f"{where}: MISSED {missed}")
+        impact_missed = sorted(
+            name for name, owners in failing.items() if not owners or not set(owners) <= impact_chosen
+        )
+        if impact_missed and not full.crashed:
+            wrong.append(f"{where}: change_impact MISSED {impact_missed}")
         if full.killed:
             killed += 1
             if not full.crashed:
@@ -552,12 +593,16 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
                 selected_total += len(chosen)
                 hits_total += len(owners & chosen)
                 failing_total += len(owners)
+                impact_selected += len(impact_chosen)
+                impact_hits += len(owners & impact_chosen)
         rows.append(
             f"{where}: {verdict.kind.upper() if verdict.kind == 'survives' else verdict}"
             + (" (selection alone: killed too)" if alone is not None and alone.killed else "")
             + f"; {len(chosen)} selected"
             + (" (whole suite)" if answer.whole_suite else "")
             + f"; command {len(answer.swift_test_command or '')} chars"
+            + f"; change_impact {len(impact_chosen)} selected, command "
+            + f"{len(impact.swift_test_command or '')} chars"
         )
     untried = sorted(
         f"{f}:{line}" for f, want in expected.items() for line in want.mutants if (f, line) not in tried
@@ -566,12 +611,14 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
         wrong.append(f"expected but not tried: {untried}")
     elapsed = time.monotonic() - started
     precision = hits_total / selected_total if selected_total else 0.0
+    impact_precision = impact_hits / impact_selected if impact_selected else 0.0
     everything = failing_total / (len(ids) * counted) if counted else 0.0
     MEASURED.append(
         f"corpus mutations {package_name}: {killed} killed of {len(rows)} tried ({len(mutants)} candidates) "
         f"in {elapsed:.0f} s; survivors {sum('SURVIVES' in r for r in rows)}; precision {precision:.3f} "
         f"({hits_total} of {selected_total} selected tests failed; floor {PRECISION_FLOOR[package_name]}; "
-        f"selecting every test: {everything:.3f})"
+        f"selecting every test: {everything:.3f}); change_impact of each mutant: precision "
+        f"{impact_precision:.3f} ({impact_hits} of {impact_selected}; floor {IMPACT_PRECISION_FLOOR[package_name]})"
     )
     MEASURED.extend(f"  {row}" for row in rows)
     if killed < KILLED_WANTED:
@@ -580,6 +627,10 @@ async def test_blast_radius_selects_the_tests_written_down_and_every_test_a_muta
         wrong.append(f"the floor {PRECISION_FLOOR[package_name]} does not rule out selecting every test")
     if precision < PRECISION_FLOOR[package_name]:
         wrong.append(f"precision {precision:.3f} is below the floor {PRECISION_FLOOR[package_name]}")
+    if impact_precision < IMPACT_PRECISION_FLOOR[package_name]:
+        wrong.append(
+            f"change_impact's precision {impact_precision:.3f} is below its floor {IMPACT_PRECISION_FLOOR[package_name]}"
+        )
     assert not wrong, "\n".join(wrong)
 
 

@@ -375,6 +375,31 @@ def mentions_in(db: Database, symbol_ids: Iterable[int]) -> list[tuple[int, int,
     return found
 
 
+TYPEALIAS_KIND = 11
+
+
+def typealiases_naming(db: Database, type_ids: Iterable[int]) -> set[int]:
+    """The typealiases whose declared type names one of these types (`typealias Metadata =
+    [String: MetadataValue]`): the index records that mention with no relation, on the
+    typealias's definition line after its name."""
+    found: set[int] = set()
+    for chunk in _chunks(sorted(set(type_ids))):
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            int(row[0])
+            for row in db._conn.execute(
+                "SELECT DISTINCT d.symbol_id FROM occurrences o"
+                " JOIN occurrences d ON d.record_id = o.record_id AND d.line = o.line AND d.col < o.col"
+                f" JOIN symbols s ON s.id = d.symbol_id AND s.kind = {TYPEALIAS_KIND}"
+                + " JOIN unit_records ur ON ur.record_id = o.record_id JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_USE}) != 0 AND (o.roles & {_WRITTEN}) = 0"
+                f" AND (d.roles & {_WRITTEN}) != 0",
+                chunk,
+            )
+        )
+    return found
+
+
 def generic_declarations(db: Database) -> set[int]:
     """The symbols that declare generic parameters (a generic type, function or method): the
     parents of the generic parameter symbols."""

@@ -41,6 +41,7 @@ from xcindex.indexstore.graph_queries import (
     members_of,
     mentions_in,
     related_through,
+    typealiases_naming,
     users_of,
     written_occurrences,
 )
@@ -185,7 +186,9 @@ def handed_types(
     found = set(type_ids)
     frontier = set(type_ids)
     while frontier and len(found) < MAX_HANDED_TYPES:
-        following = subtypes(db, frontier)
+        # A typealias naming one is the same type to its users (`Logger.Metadata` is
+        # `[String: MetadataValue]`): code naming the alias holds the value.
+        following = subtypes(db, frontier) | typealiases_naming(db, frontier)
         if enclosing:
             following |= {o.type_id for o in dispatch.owners(frontier).values() if o is not None}
         if containers:
