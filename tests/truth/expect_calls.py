@@ -15,9 +15,11 @@ the dump, sharing no code with xcindex.
   extension, that protocol.
 - Through a base declared outside the index, it runs the implementation only when its caller
   holds a value of the implementation's type: mentions a handed type (the owner, its
-  subtypes, the types with a property or enum case of one that conform to the base's
-  protocol or one refining it), an enum case or static member declared in one's body, or
-  uses something whose signature names a handed type.
+  subtypes, the typealiases whose declared type names one (`typealias Metadata = [String:
+  MetadataValue]`: a written reference on the alias's definition line, after its name), the
+  types with a property or enum case of one that conform to the base's protocol or one
+  refining it), an enum case or static member declared in one's body, or uses something
+  whose signature names a handed type.
 - Incoming at level n+1 lists the callers of each symbol first met at level n (the root at
   level 0), grouped; every symbol is expanded once, at the shallowest level; a caller on
   the path of the symbol it calls is a cycle, and not expanded. Outgoing is the mirror:
@@ -65,6 +67,9 @@ SUBSTITUTED_PROTOCOLS = frozenset(
     {"SB", "SE", "Se", "SF", "SG", "SH", "Sj", "SK", "Sk", "SL", "Sl", "SM"}
     | {"Sm", "SQ", "ST", "St", "SU", "SX", "Sx", "SY", "Sy", "SZ", "Sz"}
 )
+
+TYPEALIAS = 11
+"""libIndexStore's symbol kind of a typealias."""
 
 
 @dataclass(frozen=True)
@@ -326,6 +331,27 @@ class Calls:
             self._holders[key] = self._holding(owner[0], protocols(base))
         return self._holders[key]
 
+    def aliases_naming(self, usr: str) -> set[str]:
+        """The typealiases whose definition line names `usr` after the alias's own name."""
+        return {
+            alias.usr
+            for o in self.truth.occurrences.get(usr, ())
+            if not o.declares and not o.implicit
+            for alias in self.definitions_on(o.path, o.line)
+            if alias.column < o.column and self.kind(alias.usr) == TYPEALIAS
+        }
+
+    def definitions_on(self, path: str, line: int) -> list[LiveOccurrence]:
+        return self._definitions_by_line.get((path, line), [])
+
+    @cached_property
+    def _definitions_by_line(self) -> dict[tuple[str, int], list[LiveOccurrence]]:
+        found: dict[tuple[str, int], list[LiveOccurrence]] = {}
+        for o in self.truth.all_occurrences():
+            if o.declares and not o.implicit:
+                found.setdefault((o.path, o.line), []).append(o)
+        return found
+
     def _mentions(self, usrs: set[str], *, implicit: bool = False) -> list[tuple[str, str, LiveOccurrence]]:
         """(mentioned, holder, the mention) for uses with a calledBy/containedBy: written ones
         (and implicit ones too when asked)."""
@@ -343,7 +369,7 @@ class Calls:
         while frontier and len(handed) < 200:
             following: set[str] = set()
             for usr in frontier:
-                following |= self.subtypes(usr)
+                following |= self.subtypes(usr) | self.aliases_naming(usr)
             for _used, holder, _o in self._mentions(frontier):
                 owner = self.owner(holder) if self.kind(holder) in PROPERTY_KINDS | {15} else None
                 if owner is not None and owner[0] not in handed and self.supertypes(owner[0]) & conforming:
