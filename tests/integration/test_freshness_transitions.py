@@ -447,3 +447,36 @@ async def test_a_package_built_without_its_tests_counts_their_files_before_it_sa
                 break
             assert anyio.current_time() < deadline, answer.freshness
             await anyio.sleep(0.5)
+
+
+async def test_change_impact_names_a_new_file_outside_every_target_and_does_not_wait_for_it(
+    built_copy: Path, scratch: list[Path]
+) -> None:
+    # A new-user trial: an untracked Swift file no target compiles (swift-log's
+    # Package@swift-6.1.swift, a snippet) made every change_impact answer `stale` for ever
+    # ("rebuild before trusting"), while status said complete: no build ever indexes it.
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-C", str(built_copy)]
+    if not (built_copy / ".git").exists():
+        for command in (
+            ["init", "-q"],
+            ["add", "Package.swift", "Sources", "Tests"],
+            ["commit", "-qm", "base"],
+        ):
+            await anyio.run_process([*git, *command])
+    snippet = built_copy / "Snippets" / "Demo.swift"  # a snippet target: built, never indexed
+    script = built_copy / "Scripts" / "Generate.swift"  # in no target's folder
+    for path in (snippet, script):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("let demo = 1\n", encoding="utf-8")
+        scratch.append(path)
+    try:
+        async with Engine() as engine:
+            answer = await engine.change_impact(project_path=str(built_copy))
+    finally:
+        shutil.rmtree(built_copy / ".git")
+        for path in (snippet, script):
+            shutil.rmtree(path.parent, ignore_errors=True)
+    changed = {str(Path(p).resolve()) for p in answer.changed_files}
+    assert {str(snippet.resolve()), str(script.resolve())} <= changed, changed
+    assert answer.freshness.stale_files == (), answer.freshness.stale_files
+    assert answer.to_json()["completeness"] == "complete"

@@ -35,6 +35,12 @@ class PackageTarget:
     """Absolute real paths of its source files."""
     dependencies: tuple[str, ...]
     """Names of the targets it depends on in this package."""
+    folder: str = ""
+    """The absolute real path of its sources' folder (a file added there since is its too)."""
+
+
+_NOT_INDEXED = frozenset({"snippet", "plugin"})
+"""Target kinds whose sources the build compiles without writing them into the index store."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,17 @@ class PackageDescription:
         is left for a path not found as it is."""
         found = self._by_source.get(path)
         return found if found is not None else self._by_source.get(os.path.realpath(path))
+
+    def in_a_target_folder(self, path: str) -> bool:
+        """Whether `path` lies in the folder of a target the build indexes: a file there is
+        in the index after the next build (unless the manifest excludes it); one elsewhere
+        (Package@swift-6.1.swift) never is, nor one of a snippet or a plugin (SwiftPM builds
+        a snippet without writing its index: Snippets/ holds snippet targets)."""
+        real = os.path.realpath(path)
+        return any(
+            t.folder and t.kind not in _NOT_INDEXED and (real + os.sep).startswith(t.folder + os.sep)
+            for t in self.targets
+        )
 
     def is_test_file(self, path: str) -> bool:
         owner = self.target_of(path)
@@ -89,6 +106,7 @@ def parse_description(root: Path, text: str) -> PackageDescription:
                 kind=str(target.get("type", "")),
                 sources=sources,
                 dependencies=tuple(str(d) for d in target.get("target_dependencies") or ()),
+                folder=os.path.realpath(folder),
             )
         )
     executables = tuple(

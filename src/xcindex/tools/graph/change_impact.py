@@ -338,7 +338,13 @@ def change_impact(
     dependent = sorted(defined_in - set(changed_files))
     selection = select_tests(db, reached.covering(), reached.executables)
     stale = sorted(p for p in changed_files if p in live and file_is_stale(p, live[p]))
-    missing = [p for p in changed_files if p not in live and os.path.exists(p)]
+    # A changed file no unit compiles is stale until a build compiles it: one in a target's
+    # folder will be; one outside every target never is, and is named, not waited for.
+    missing = [
+        p
+        for p in changed_files
+        if p not in live and os.path.exists(p) and (package is None or package.in_a_target_folder(p))
+    ]
     freshness = Freshness(
         completeness=Completeness.STALE if stale or missing else Completeness.COMPLETE,
         stale_files=tuple(stale + missing),
