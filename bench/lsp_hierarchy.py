@@ -87,6 +87,8 @@ DIFFERENCE_KINDS = {
     "implicit_accessor": "sourcekit-lsp lists implicit getter/setter calls (a property read); "
     "xcindex leaves them to find_references",
     "utf16_column": "after non-ASCII text sourcekit-lsp returns the index's UTF-8 column as a UTF-16 offset",
+    "macro_argument": "for a call inside a freestanding macro's arguments (`#expect(factorial(n) == "
+    "expected)`) sourcekit-lsp gives the macro's `#`; xcindex the call as written",
     "extension_item": "sourcekit-lsp anchors a conformance declared in an extension at the "
     "extension and lists a protocol's own extensions as its subtypes",
 }
@@ -119,6 +121,10 @@ def differences(result: Comparison, root: Path) -> dict[str, list[str]]:
             note("utf16_column", f"{where} (xcindex column {shifted[0][1][2]})")
         elif direction == "incoming" and _is_super_call(site):
             note("super_call", where)
+        elif direction == "incoming" and _at_a_macro(site):
+            inside = [(s, t) for s, t in only_mine if s == symbol and t[:2] == site[:2] and t[2] > site[2]]
+            only_mine.difference_update(inside)
+            note("macro_argument", where)
         elif direction == "outgoing" and not symbol[1].startswith(str(root)):
             note("external_callee", where)
         elif direction == "outgoing" and symbol[0].startswith(("getter:", "setter:")):
@@ -185,6 +191,12 @@ def _utf8_read_as_utf16(site: Site) -> Site:
     an ASCII line)."""
     path, line, column = site
     return (path, line, _utf16_to_utf8_column(Path(path), line - 1, column - 1))
+
+
+def _at_a_macro(site: tuple[str, int, int]) -> bool:
+    """The site is a freestanding macro's `#` (`#expect(factorial(n) == expected)`)."""
+    text = _line(site[0], site[1])
+    return text.encode("utf-8")[max(site[2] - 1, 0) :].startswith(b"#")
 
 
 def _is_super_call(site: tuple[str, int, int]) -> bool:

@@ -11,7 +11,6 @@ Engine needs no adapter under trio. PROTOCOL defaults to `AuthManager`.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 import trio
@@ -42,14 +41,18 @@ async def main(project: str, name: str) -> int:
             for path in sorted({c.anchor.path for c in conformances.conformances}):
                 nursery.start_soon(radius_of, path)
 
+        # Each target is a test, or a whole class or suite, as `swift test list` names it,
+        # with the anchored `--filter` pattern that runs exactly it.
         tests: dict[str, TestTarget] = {}
         for radius in radii.values():
-            tests.update((test.filter, test) for test in radius.tests)
+            tests.update((test.id, test) for test in radius.tests)
         print(f"covering tests across {len(radii)} file(s):")
-        for test_filter, test in sorted(tests.items()):
-            print(f"  {test_filter} ({test.kind}) in {test.path}")
+        for test_id, test in sorted(tests.items()):
+            print(f"  {test_id} ({test.kind}) in {test.path}")
         if tests:
-            print("run them: swift test --filter '" + "|".join(re.escape(f) for f in sorted(tests)) + "'")
+            print(
+                "run them: swift test --filter '" + "|".join(t.filter for _, t in sorted(tests.items())) + "'"
+            )
     return 0
 
 

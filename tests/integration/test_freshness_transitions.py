@@ -185,7 +185,7 @@ async def test_a_file_moved_with_its_time_kept_still_declares_what_it_declared(
     project = str(built_copy)
     ticket = built_copy / CORE / "Ticket.swift"
     moved = built_copy / CORE / "TicketMoved.swift"
-    line = ticket.read_text().splitlines().index("public struct Ticket: Equatable {") + 1
+    line = ticket.read_text().splitlines().index("public struct Ticket: Hashable {") + 1
     async with Engine(config(tmp_path, watch)) as engine:
         before = await engine.find_symbol("Ticket", project_path=project)
         assert [(m.definition and m.definition.path) for m in before.matches] == [str(ticket)]

@@ -22,6 +22,8 @@ The expected items were checked by hand against the fixture's source:
   `String.init` and `+`, and read `label` through its getter;
 - a call site after non-ASCII text: AppDelegate.swift:13 has 👋 (4 UTF-8 bytes, 2 UTF-16
   units) before `fetchUser`; sourcekit-lsp gives the UTF-8 column 47 as a UTF-16 offset;
+- a call inside a freestanding macro's arguments: `#expect(factorial(n) == expected)`
+  (ShapesTests.swift:41), which sourcekit-lsp places at the macro's `#` (column 5);
 - types: `extension Circle: Measurable {}` (Shapes.swift:80), `extension Square:
   Measurable {}` (:82), `extension ProfileFeature: Greeter` (ProfileFeature.swift:36) and
   `extension Greeter` (Greeter.swift:5), where sourcekit-lsp anchors them.
@@ -47,17 +49,26 @@ pytestmark = [pytest.mark.toolchain]
 CORE = "Sources/CanaryCore"
 AGREES: dict[str, list[str]] = {}
 EXPECTED: dict[tuple[str, str, str], dict[str, list[str]]] = {
-    ("calls", "factorial(_:)", "incoming"): AGREES,
+    ("calls", "factorial(_:)", "incoming"): {
+        "macro_argument": [
+            "caller factorialOf (Tests/CanaryCoreTests/ShapesTests.swift:40) at "
+            "Tests/CanaryCoreTests/ShapesTests.swift:41:5"
+        ],
+    },
     ("calls", "isOdd(_:)", "incoming"): AGREES,
     ("calls", "Square.area()", "incoming"): {
         "dispatch": [
             f"caller describe ({CORE}/Shapes.swift:30) at {CORE}/Shapes.swift:31:38",
+            "caller scaledArea (Tests/CanaryCoreTests/ShapesTests.swift:24) at Tests/CanaryCoreTests/ShapesTests.swift:25:15",
             f"caller totalArea ({CORE}/ShapeMath.swift:5) at {CORE}/ShapeMath.swift:8:24",
         ],
         "super_call": [f"caller area ({CORE}/Shapes.swift:59) at {CORE}/Shapes.swift:60:15"],
     },
     ("calls", "Rectangle.area()", "incoming"): {
-        "dispatch": [f"caller totalArea ({CORE}/ShapeMath.swift:5) at {CORE}/ShapeMath.swift:8:24"],
+        "dispatch": [
+            "caller scaledArea (Tests/CanaryCoreTests/ShapesTests.swift:24) at Tests/CanaryCoreTests/ShapesTests.swift:25:15",
+            f"caller totalArea ({CORE}/ShapeMath.swift:5) at {CORE}/ShapeMath.swift:8:24",
+        ],
     },
     ("calls", "Shape.area()", "incoming"): AGREES,
     ("calls", "AppDelegate.setUp()", "incoming"): AGREES,

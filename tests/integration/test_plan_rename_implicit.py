@@ -228,16 +228,16 @@ async def test_unproven_sites_are_listed_where_the_symbol_is_visible_and_labels_
 ) -> None:
     project = str(CANARY)
     # ImplicitCases.swift:141 `func roundedCents(_ cents: Int) -> Int` is internal to CanaryCore,
-    # called at :89 and at ImplicitCasesTests.swift:50:39 (`CanaryCore.roundedCents(149)`).
+    # called at :89 and at ImplicitCasesTests.swift:58:39 (`CanaryCore.roundedCents(149)`).
     usr = await usr_of(engine, canary_store, symbols["roundedCents(_:)"])
     plan = await engine.plan_rename(usr, "rounded", project_path=project, reconcile_with_lsp=False)
-    assert ranges_of(plan) == {(CASES, 89, 29, 41), (CASES, 141, 6, 18), (TESTS, 50, 39, 51)}
-    # ImplicitCasesTests.swift `@testable import`s CanaryCore: its local `roundedCents` (50:13,
-    # used at 51:24) could be the function, and is listed. Sources/CanaryFeatures/Rounding.swift
+    assert ranges_of(plan) == {(CASES, 89, 29, 41), (CASES, 141, 6, 18), (TESTS, 58, 39, 51)}
+    # ImplicitCasesTests.swift `@testable import`s CanaryCore: its local `roundedCents` (58:13,
+    # used at 59:24) could be the function, and is listed. Sources/CanaryFeatures/Rounding.swift
     # cannot see it: its local (3:9, 4:12) is counted, not listed.
     assert {(rel(m.path), m.line, m.column, m.kind) for m in plan.unproven} == {
-        (TESTS, 50, 13, "code"),
-        (TESTS, 51, 24, "code"),
+        (TESTS, 58, 13, "code"),
+        (TESTS, 59, 24, "code"),
     }
     assert plan.not_visible_count == 2
     [(code, message)] = plan.warnings

@@ -40,6 +40,7 @@ def test_library_version_and_units_for_every_fixture_source(canary_store: Path) 
         "CanaryFeatures": "CanaryFeatures",
         "CanaryCoreTests": "CanaryCoreTests",
         "canary-tool": "canary_tool",
+        "canary-calc": "canary_calc",
         "CanaryC": "",  # a C target's unit names no module
     }
     test_unit = units[str((CANARY / "Tests/CanaryCoreTests/UserServiceTests.swift").resolve())]

@@ -334,7 +334,7 @@ def blast_radius(answer: BlastRadiusAnswer, output: Output, ctx: Context) -> int
     indirect = [p for p in answer.affected_files if p not in answer.direct_dependents]
     tests_by_path: dict[str, list[str]] = {}
     for test in answer.tests:
-        tests_by_path.setdefault(test.path, []).append(test.filter)
+        tests_by_path.setdefault(test.path, []).append(test.label)
     sections: list[tuple[str, list[str]]] = [
         ("Direct dependents", [output.path(p) for p in answer.direct_dependents]),
         (

@@ -353,6 +353,11 @@ class TestTarget:
         return f"{self.module}.{self.name}" if self.name else self.module
 
     @property
+    def label(self) -> str:
+        """For a person: the id, with the tests it names when it names some of a type's."""
+        return f"{self.id} ({', '.join(self.members)})" if self.members else self.id
+
+    @property
     def filter(self) -> str:
         """The anchored pattern."""
         head = f"^{re.escape(self.module)}\\." + (
