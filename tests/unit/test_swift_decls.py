@@ -83,6 +83,19 @@ def test_signature_and_body_tell_the_two_kinds_of_change_apart() -> None:
     assert body == "{ scale }"
 
 
+def test_spaces_inside_a_string_literal_are_its_value_not_layout() -> None:
+    # `"[\(rank)] \(title)"` to `"[\(rank)]  \(title)"` changes what the code returns: a body
+    # change (change_impact called it `moved`, touched with the same text); re-spacing the
+    # code around the literal stays the same text.
+    def body(source: str) -> str:
+        [decl] = scan_declarations(source)
+        return signature_and_body(decl, source.splitlines())[1]
+
+    before = body('var text: String {\n    "[\\(rank)] \\(title)"\n}\n')
+    assert body('var text: String {\n    "[\\(rank)]  \\(title)"\n}\n') != before
+    assert body('var text: String {\n        "[\\(rank)] \\(title)"   \n}\n') == before
+
+
 def extents(source: str) -> dict[tuple[str, str], tuple[int, int, int]]:
     """(keyword, name) → (first line, name line, last line), for the cases below."""
     return {(d.keyword, d.name): (d.start, d.name_line, d.end) for d in scan_declarations(source)}

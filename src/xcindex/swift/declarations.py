@@ -30,7 +30,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xcindex.swift.lexer import Directive, masked
+from xcindex.swift.lexer import Directive, Kind, masked, spans
+
+_WHITESPACE = re.compile(r"\s+")
 
 _MODIFIERS = (
     "public|private|fileprivate|internal|package|open|static|class|final|override|mutating|nonmutating|"
@@ -236,11 +238,26 @@ def innermost(decls: list[Decl], line: int) -> list[Decl]:
 
 def signature_and_body(decl: Decl, lines: list[str]) -> tuple[str, str]:
     """The declaration's text before its body's brace, and from there on (whitespace
-    squeezed), to tell a signature change from a body change."""
+    squeezed outside string literals: inside one it is the value), to tell a signature
+    change from a body change."""
     text = lines[decl.start - 1 : decl.end]
     joined = "\n".join(text)
     head, brace, body = joined.partition("{") if decl.body_line is not None else (joined, "", "")
-    return " ".join(head.split()), " ".join((brace + body).split())
+    return _squeezed(head), _squeezed(brace + body)
+
+
+def _squeezed(text: str) -> str:
+    """Runs of whitespace as one space, except in a string literal's text (`"a  b"` is not
+    `"a b"`: a change there changes what the code does)."""
+    parts: list[str] = []
+    squeeze_from = 0  # the start of the run of text outside literals not yet added
+    for span in spans(text):
+        if span.kind in (Kind.STRING, Kind.ESCAPE):
+            parts.append(_WHITESPACE.sub(" ", text[squeeze_from : span.start]))
+            parts.append(text[span.start : span.end])
+            squeeze_from = span.end
+    parts.append(_WHITESPACE.sub(" ", text[squeeze_from:]))
+    return "".join(parts).strip()
 
 
 def is_blank_code(lines: list[str], line: int) -> bool:
