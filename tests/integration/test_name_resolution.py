@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from bench.names import QUALIFIED, run_suite
@@ -149,6 +150,27 @@ async def test_hand_checked_references_include_wrapper_attributes_as_implicit_ca
             result = score(f"find_references {key}", set(want), set(got))
             assert (result.recall, result.precision) == (1.0, 1.0), result
             assert got == want, key
+
+
+async def test_a_usr_given_as_the_name_is_taken_as_the_usr(canary_store: Path) -> None:
+    # `xcindex refs s:…` (and an agent passing a USR in symbolName) answered "No symbol
+    # s:… in this index: check the name … or the USR", though the USR was there.
+    async with Engine() as engine:
+        for key, expected in NAMES["references"].items():
+            usr = await usr_of(engine, canary_store, key)
+            answer = (await engine.find_references(usr, index_store_path=str(canary_store))).to_json()
+            got = {(rel(r["path"]), r["line"], r["column"]) for r in answer["results"]}
+            assert got == {(r["path"], r["line"], r["column"]) for r in expected}, key
+    result = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [XCINDEX, "refs", usr, "--index-store", str(canary_store)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No symbol" not in result.stdout
 
 
 async def test_references_by_name_take_the_best_ranked_candidates_and_say_so(canary_store: Path) -> None:

@@ -224,6 +224,11 @@ def symbols_for(
         symbol = db.symbol_by_usr(usr)
         return ([symbol] if symbol is not None else []), None, ()
     assert symbol_name is not None
+    if symbol_name.startswith(("s:", "c:")):
+        # A USR given as the name (no Swift name starts so): the symbol it is, if any.
+        symbol = db.symbol_by_usr(symbol_name)
+        if symbol is not None:
+            return [symbol], None, ()
     candidates = resolve(db, symbol_name).candidates
     if not candidates:
         return [], None, ()
