@@ -30,6 +30,8 @@ def test_names_and_commands_are_unique_and_each_tool_is_an_engine_method_and_a_c
             [str(XCINDEX), tool.cli.command, "--help"], capture_output=True, text=True, check=False
         )
         assert shown.returncode == 0, (tool.cli.command, shown.stderr)
+        # A default from a factory printed pydantic's marker: "(default PydanticUndefined)".
+        assert "Undefined" not in shown.stdout, (tool.cli.command, shown.stdout)
         for name in tool.args.model_fields:
             if name not in ("project_path", "index_store_path", tool.cli.symbol_field):
                 # Positionals show their metavar; options their flag.

@@ -110,12 +110,11 @@ def _add_options(parser: argparse.ArgumentParser, tool: ToolDecl[Any, Any]) -> N
             nargs: str | None = "+" if _is_list(info) else "?" if name in spec.optional_positionals else None
             parser.add_argument(name, metavar=_metavar(name), nargs=nargs, help=help_text or None)
             continue
-        if not info.is_required() and info.default is not None:
-            help_text += (
-                f" (default {info.default:g})"
-                if isinstance(info.default, float)
-                else (f" (default {info.default})")
-            )
+        # A list's default comes from a factory (its `default` is pydantic's "undefined"
+        # marker, which `impact --help` printed); an empty one says nothing worth a note.
+        default = None if info.is_required() else info.get_default(call_default_factory=True)
+        if default is not None and default != []:
+            help_text += f" (default {default:g})" if isinstance(default, float) else f" (default {default})"
         parser.add_argument(
             _flag(name),
             dest=name,
