@@ -484,7 +484,7 @@ async def test_progress_of_a_first_ingestion_is_reported_alike(
     counted = ("notifications/progress", ("progressToken", "progress", "total", "message"))
     uncounted = ("notifications/progress", ("progressToken", "progress", "message"))  # total not known yet
     allowed = {
-        (*kind, "cold", "xcindex: first ingestion of the index store") for kind in (counted, uncounted)
+        (*kind, "cold", "xcindex: reading the index store's new records") for kind in (counted, uncounted)
     }
     for notifications in (sdk.notifications, front.notifications):
         assert shapes(notifications) <= allowed

@@ -160,8 +160,10 @@ class Progress:
             return  # nothing read yet, or a warm start whose refresh finds nothing to read
         if self.started is None:
             self.started = self.waiting_since
+            # Not only the first run's: a build since the last run has new records too.
             self.stream.write(
-                "xcindex: first ingestion of this index store (later runs reuse the database)\n"
+                f"xcindex: reading {total} new record(s) of the index store into its database "
+                "(later runs reuse what is read)\n"
             )
         text = f"xcindex: indexing: {done}/{total} records"
         if self.live:

@@ -165,7 +165,7 @@ async def _call_tool(
         reporter = report_progress
 
         async def listener(done: int, total: int) -> None:
-            await reporter(done, total or None, "xcindex: first ingestion of the index store")
+            await reporter(done, total or None, "xcindex: reading the index store's new records")
 
         current_progress_listener.set(listener)
     try:
