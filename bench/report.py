@@ -564,7 +564,112 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"start-up figures are the median of {results['repeats']}. Whole run: {results['elapsed_s']} s."
     )
     sections = [scale_section(name, scale) for name, scale in results["scales"].items()]
+    if results.get("real"):
+        sections.append(real_section(results["real"]))
     return "\n\n".join([head, *sections])
+
+
+def real_rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """(measure, xcindex, peer, peer name, ratio, goal verdict) for one corpus package."""
+    walk = data["walk"]
+    walk_s = walk.get("best_process_s")
+    cold = data["cold_in_process"]
+    none_s = _get(data, "startup_stdio", "no_cache", "first_answer_s")
+    cached_s = _get(data, "startup_stdio", "with_cache", "first_answer_s")
+    rows = [
+        (
+            "spawn `xcindex serve` → first answer, no cache (s)",
+            _num(none_s, 2),
+            _num(walk_s, 3),
+            "C walk as a process",
+            _ratio(none_s, walk_s),
+            "≤ 4x: " + _verdict(ratio(_f(none_s), _f(walk_s)), 4.0),
+        ),
+        (
+            "spawn → first answer, with the cache (s)",
+            _num(cached_s, 2),
+            _num(walk_s, 3),
+            "C walk as a process",
+            _ratio(cached_s, walk_s),
+            "≤ 1.5x: " + _verdict(ratio(_f(cached_s), _f(walk_s)), 1.5),
+        ),
+        (
+            "cold ingestion, occurrences/s",
+            _num(cold["occurrences_per_s"], 0),
+            _num(walk["occurrences_per_s"], 0),
+            "C walk, same records, 1 thread",
+            _ratio(cold["occurrences_per_s"], walk["occurrences_per_s"]),
+            "",
+        ),
+    ]
+    plans = data.get("rename_first")
+    if plans:
+        rows.append(
+            (
+                "first reconciled plan_rename, fresh cache (s)",
+                _num(plans["first_plan_s"], 2),
+                _num(plans["index_only_plan_s"], 2),
+                "the same plan from the index alone",
+                _ratio(plans["first_plan_s"], plans["index_only_plan_s"]),
+                "≤ 5 s: " + _verdict(plans["first_plan_s"], 5.0),
+            )
+        )
+        rows.append(
+            (
+                "later reconciled plans, p50 / max (s)",
+                f"{_num(plans['later_p50_s'], 2)} / {_num(plans['later_max_s'], 2)}",
+                "",
+                "",
+                "",
+                "≤ 1 s: " + _verdict(plans["later_max_s"], 1.0),
+            )
+        )
+    one_shot = data.get("one_shot", {})
+    refs = _get(one_shot, "xcindex refs", "p50_ms")
+    grep = _get(one_shot, "grep -rnw", "p50_ms")
+    rows.append(
+        (
+            "one-shot `xcindex refs` from a shell (ms)",
+            _num(refs, 0),
+            _num(grep, 0),
+            "grep -rnw",
+            _ratio(refs, grep),
+            "",
+        )
+    )
+    hooks = data.get("hooks", {})
+    hook_floor = _get(hooks, "python -c pass", "p50_ms")
+    for label, figures in hooks.items():
+        if label == "python -c pass":
+            continue
+        rows.append(
+            (
+                f"hook {label} (ms)",
+                _num(figures["p50_ms"], 1),
+                _num(hook_floor, 1),
+                "python -c pass",
+                _ratio(figures["p50_ms"], hook_floor),
+                "≤ 2x: " + _verdict(ratio(_f(figures["p50_ms"]), _f(hook_floor)), 2.0),
+            )
+        )
+    return rows
+
+
+def real_section(real: dict[str, Any]) -> str:
+    """The starts on each corpus package (`scripts/bench --corpus …`)."""
+    parts = ["### The real scale: the corpus packages"]
+    for name, data in real.items():
+        walk = data["walk"]
+        parts.append(
+            f"**{name}** ({_num(walk.get('units'), 0)} units, {_num(walk.get('occurrences'), 0)} occurrences; "
+            f"first question: `{data['subject']['name']}`; {data['elapsed_s']} s"
+            + (f"; run {data['run']}" if "run" in data else "")
+            + ")"
+        )
+        parts.append(
+            _table(("measure", "xcindex", "peer", "peer is", "ratio", "goal"), real_rows(name, data))
+        )
+    return "\n\n".join(parts)
 
 
 METHOD = """\
@@ -577,6 +682,7 @@ under *Results*: nothing in the tables is typed by hand. Re-run with:
 scripts/bench                 # S (default): a few minutes
 scripts/bench --scales S,M    # M too: the size of the original's published project
 scripts/bench --scales S,M,L  # L too: its first build takes a while on 2 cores
+scripts/bench --scales S,M --corpus swift-log,yams,swift-atomics  # the real scale too
 ```
 
 The packages, their builds, the compiled walker and the warm caches live in
@@ -676,17 +782,19 @@ def write_docs(path: Path, results: dict[str, Any], results_file: Path) -> None:
 
 
 def merge(paths: Sequence[Path]) -> dict[str, Any]:
-    """Several runs' results as one (later files win per scale), each scale keeping the
-    date of the run it came from: L is usually run apart from S and M."""
+    """Several runs' results as one (later files win per scale and per corpus package), each
+    keeping the date of the run it came from: L is usually run apart from S and M, and the
+    corpus packages (`--corpus`) apart from both."""
     merged: dict[str, Any] = {}
     for path in paths:
         results = json.loads(path.read_text(encoding="utf-8"))
-        for scale in results["scales"].values():
+        for scale in [*results["scales"].values(), *results.get("real", {}).values()]:
             scale["run"] = f"{results['date']}, {path.name}"
         if not merged:
             merged = results
         else:
             merged["scales"].update(results["scales"])
+            merged.setdefault("real", {}).update(results.get("real", {}))
             merged["elapsed_s"] = round(float(merged["elapsed_s"]) + float(results["elapsed_s"]), 1)
             merged["date"] = f"{merged['date']} + {results['date']}"
             # Each run's own settings, in the same order as the dates.

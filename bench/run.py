@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from bench import fresh, measure, rename_first, starts
+from bench import fresh, measure, real, rename_first, starts
 from bench.build import bench_dir, compile_walker, prepare_package, run_walker, swift_version
 from bench.generate import SCALES, load_manifest
 from bench.report import render_markdown, write_docs
@@ -272,8 +272,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--fresh-edits", type=int, default=6, help="one-file edits for edit → fresh (default 6, each rebuilt)"
     )
+    parser.add_argument(
+        "--corpus",
+        default="",
+        help="comma-separated corpus packages to measure the starts on too (the real scale): "
+        "swift-log, yams, swift-atomics",
+    )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     args = parser.parse_args(argv)
+    args.corpus_list = [name.strip() for name in args.corpus.split(",") if name.strip()]
+    strange = [name for name in args.corpus_list if name not in real.SUBJECTS]
+    if strange:
+        parser.error(f"unknown corpus package(s) {', '.join(strange)}; expected {', '.join(real.SUBJECTS)}")
     args.scale_list = [scale.strip().upper() for scale in args.scales.split(",") if scale.strip()]
     args.lsp_scale_list = (
         None
@@ -313,11 +323,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         scale_started = time.perf_counter()
         results["scales"][scale] = anyio.run(measure_scale, scale, base, args)
         results["scales"][scale]["elapsed_s"] = round(time.perf_counter() - scale_started, 1)
+    for name in args.corpus_list:
+        log(f"real: {name}")
+        results.setdefault("real", {})[name] = anyio.run(real.measure_package, name, base, args)
+        log(f"real: {name}: {results['real'][name]['elapsed_s']} s")
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"{stamp}-{'-'.join(args.scale_list)}.json"
+    path = RESULTS / f"{stamp}-{'-'.join([*args.scale_list, *(['real'] if args.corpus_list else [])])}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     table = render_markdown(results)
     print(table)
