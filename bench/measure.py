@@ -320,6 +320,31 @@ async def first_answer_stdio(root: Path, cache: Path, subject: Subject) -> dict[
     }
 
 
+async def startup_stdio(root: Path, folder: Path, subject: Subject, repeats: int) -> dict[str, Any]:
+    """Spawn → first answer `repeats` times with an empty cache (each in its own folder under
+    `folder`), then as many times with each of those caches; the median run of each."""
+    no_cache = [
+        await first_answer_stdio(root, fresh_dir(folder / f"stdio-{attempt}"), subject)
+        for attempt in range(repeats)
+    ]
+    with_cache = [
+        await first_answer_stdio(root, folder / f"stdio-{attempt}", subject) for attempt in range(repeats)
+    ]
+    return {
+        "no_cache": middle(no_cache, "first_answer_s"),
+        "with_cache": middle(with_cache, "first_answer_s"),
+    }
+
+
+def middle(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """The median run by `key`, with every run's figure."""
+    ordered = sorted(runs, key=lambda run: float(run[key]))
+    chosen = dict(ordered[len(ordered) // 2])
+    chosen["runs"] = [run[key] for run in runs]
+    chosen["median_of"] = len(runs)
+    return chosen
+
+
 async def cold_in_process(root: Path, cache: Path, subject: Subject) -> dict[str, Any]:
     """A first find_symbol against an empty cache: the cold ingestion, with its rate."""
     with cache_env(cache), Stopwatch() as whole:

@@ -93,15 +93,7 @@ async def measure_package(name: str, base: Path, args: Namespace) -> dict[str, A
         for attempt in range(args.repeats)
     ]
     result["cold_in_process"] = sorted(colds, key=lambda run: float(run["first_answer_s"]))[len(colds) // 2]
-    no_cache = [
-        await measure.first_answer_stdio(root, measure.fresh_dir(cold_root / f"stdio-{attempt}"), subject)
-        for attempt in range(args.repeats)
-    ]
-    with_cache = [
-        await measure.first_answer_stdio(root, cold_root / f"stdio-{attempt}", subject)
-        for attempt in range(args.repeats)
-    ]
-    result["startup_stdio"] = {"no_cache": _middle(no_cache), "with_cache": _middle(with_cache)}
+    result["startup_stdio"] = await measure.startup_stdio(root, cold_root, subject, args.repeats)
     shutil.rmtree(cold_root, ignore_errors=True)
     if not args.skip_lsp:
         renames = [rename_first.Rename(old, new, None) for old, new in pairs]
@@ -113,10 +105,3 @@ async def measure_package(name: str, base: Path, args: Namespace) -> dict[str, A
     result["hooks"] = starts.hooks(root, max(20, args.iterations))
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
     return result
-
-
-def _middle(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(runs, key=lambda run: float(run["first_answer_s"]))
-    chosen = dict(ordered[len(ordered) // 2])
-    chosen["runs"] = [run["first_answer_s"] for run in runs]
-    return chosen

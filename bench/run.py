@@ -142,18 +142,7 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
 
     log(f"{scale}: start-up over stdio")
     started = time.perf_counter()
-    no_cache = [
-        await measure.first_answer_stdio(root, measure.fresh_dir(cold_root / f"stdio-{attempt}"), first)
-        for attempt in range(args.repeats)
-    ]
-    with_cache = [
-        await measure.first_answer_stdio(root, cold_root / f"stdio-{attempt}", first)
-        for attempt in range(args.repeats)
-    ]
-    result["startup_stdio"] = {
-        "no_cache": _middle(no_cache, "first_answer_s"),
-        "with_cache": _middle(with_cache, "first_answer_s"),
-    }
+    result["startup_stdio"] = await measure.startup_stdio(root, cold_root, first, args.repeats)
     timings[f"{scale}: start-up over stdio"] = round(time.perf_counter() - started, 1)
     shutil.rmtree(cold_root, ignore_errors=True)
 
@@ -244,14 +233,6 @@ async def measure_scale(scale: str, base: Path, args: argparse.Namespace) -> dic
         },
     )
     return result
-
-
-def _middle(runs: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
-    ordered = sorted(runs, key=lambda run: float(run[key]))
-    chosen = dict(ordered[len(ordered) // 2])
-    chosen["runs"] = [run[key] for run in runs]
-    chosen["median_of"] = len(runs)
-    return chosen
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
