@@ -59,18 +59,26 @@ class WorkerPool:
     async def _spawn(self) -> _Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = _SOURCE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        process = await anyio.open_process(
-            [sys.executable, "-u", "-m", "xcindex.indexstore.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        stdout = process.stdout
-        assert stdout is not None
-        worker = _Worker(process, BufferedByteReceiveStream(stdout))
-        self._all.add(worker)
+        # Shielded: a cancellation (the server told to stop mid-ingestion) arriving while the
+        # process starts would leave it running and unknown to the pool, outliving the server
+        # (seen in CI: a worker alive after SIGTERM). A worker that starts after the pool
+        # closed is killed at once.
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                [sys.executable, "-u", "-m", "xcindex.indexstore.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+            stdout = process.stdout
+            assert stdout is not None
+            worker = _Worker(process, BufferedByteReceiveStream(stdout))
+            self._all.add(worker)
+            if self._closed:
+                await self._kill(worker)
+                raise XcindexError("the ingestion worker pool is closed")
         log.debug("ingest_worker_started", pid=process.pid)
         return worker
 
