@@ -41,18 +41,19 @@ async def main(project: str, name: str) -> int:
             for path in sorted({c.anchor.path for c in conformances.conformances}):
                 nursery.start_soon(radius_of, path)
 
-        # Each target is a test, or a whole class or suite, as `swift test list` names it,
-        # with the anchored `--filter` pattern that runs exactly it.
-        tests: dict[str, TestTarget] = {}
+        # Each target is a test, or some or all of a class or suite, or a module, as `swift
+        # test list` names them, with the anchored `--filter` pattern that runs exactly it.
+        # Two files' radii can name the same class with different tests; their patterns are
+        # both kept (the union of the tests), never one in place of the other.
+        targets: dict[str, TestTarget] = {}
         for radius in radii.values():
-            tests.update((test.id, test) for test in radius.tests)
+            targets.update((target.filter, target) for target in radius.tests)
+        ordered = sorted(targets.values(), key=lambda t: (t.id, t.filter))
         print(f"covering tests across {len(radii)} file(s):")
-        for test_id, test in sorted(tests.items()):
-            print(f"  {test_id} ({test.kind}) in {test.path}")
-        if tests:
-            print(
-                "run them: swift test --filter '" + "|".join(t.filter for _, t in sorted(tests.items())) + "'"
-            )
+        for target in ordered:
+            print(f"  {target.label} ({target.kind}) in {target.path}")
+        if ordered:
+            print("run them: swift test --filter '" + "|".join(t.filter for t in ordered) + "'")
     return 0
 
 
