@@ -124,6 +124,37 @@ async def test_an_edit_put_back_with_its_old_time_stops_counting_at_once(
         assert str(after.freshness.completeness) == "complete"
 
 
+async def test_a_file_written_back_as_it_was_indexed_is_current_again_without_a_build(
+    built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
+) -> None:
+    # `git checkout -- F`, `git stash pop` of nothing, an undo: the file is written again,
+    # later than its unit, with the content its unit indexed. Nothing is stale then, and the
+    # overlay compiles nothing for it. The same size with one letter changed stays stale.
+    project = str(built_copy)
+    ticket = built_copy / CORE / "Ticket.swift"
+    original = ticket.read_bytes()
+    async with Engine(config(tmp_path, watch)) as engine:
+        before = await engine.find_references("UserService", project_path=project)
+        assert str((await engine.status(project_path=project)).completeness) == "complete"
+        ticket.write_bytes(original + b"\n// an edit\n")
+        edited = await engine.status(project_path=project)
+        assert str(ticket) in edited.stale_files
+        ticket.write_bytes(original)  # what `git checkout -- Ticket.swift` writes, at a new time
+        assert ticket.stat().st_mtime_ns > os.stat(sorted(built_copy.rglob("*.swiftmodule"))[0]).st_mtime_ns
+        status = await engine.status(project_path=project)
+        assert (str(status.completeness), status.stale_files) == ("complete", ())
+        after = await engine.find_references("UserService", project_path=project)
+        assert sites(after) == sites(before)
+        assert str(after.freshness.completeness) == "complete"
+        assert str(ticket) not in after.freshness.overlay_files
+
+        swapped = original.replace(b"Ticket", b"Tickex", 1)
+        assert len(swapped) == len(original) and swapped != original
+        ticket.write_bytes(swapped)
+        status = await engine.status(project_path=project)
+        assert str(ticket) in status.stale_files
+
+
 async def test_callers_of_a_changed_signature_that_still_compile_move_to_the_new_declaration(
     built_copy: Path, scratch: list[Path], tmp_path: Path, watch: bool
 ) -> None:
@@ -316,6 +347,35 @@ def test_the_cli_finds_a_new_file_with_no_server_running(
     assert result.returncode == 0, result.stderr
     assert '"name": "CliThing"' in result.stdout
     assert '"completeness": "complete"' in result.stdout
+
+
+def test_the_cli_says_a_file_written_back_as_it_was_indexed_is_current(
+    built_copy: Path, scratch: list[Path], tmp_path: Path
+) -> None:
+    # One-shot CLI calls, no server between them to re-index anything: the second status
+    # sees the edit, the third the file written back with its indexed content.
+    xcindex = Path(__import__("sys").executable).parent / "xcindex"
+    service = built_copy / CORE / "UserService.swift"
+    original = service.read_bytes()
+
+    def status() -> str:
+        result = subprocess.run(
+            [str(xcindex), "status", "--project", str(built_copy), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert '"completeness": "complete"' in status()
+    service.write_bytes(original + b"\n// an edit\n")
+    assert f'"{service}"' in status()
+    service.write_bytes(original)
+    restored = status()
+    assert '"completeness": "complete"' in restored
+    assert f'"{service}"' not in restored
 
 
 async def test_a_file_using_a_deleted_declaration_is_stale_until_it_compiles_again(

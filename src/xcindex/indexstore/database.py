@@ -109,6 +109,9 @@ CREATE TABLE IF NOT EXISTS relations (
 CREATE TABLE IF NOT EXISTS failures (
     name TEXT PRIMARY KEY, kind TEXT NOT NULL, mtime_ns INTEGER NOT NULL, message TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS source_digests (
+    file_id INTEGER PRIMARY KEY, unit_mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, digest BLOB NOT NULL
+);
 """
 
 

@@ -381,6 +381,9 @@ async def refresh(
     if report.changed or not known or await anyio.to_thread.run_sync(db.live_units_pending):
         await anyio.to_thread.run_sync(db.recompute_live_units)
         await anyio.to_thread.run_sync(db.collect_garbage)
+    # Every time (a database from before digests has none): only files whose live unit
+    # changed are read.
+    await anyio.to_thread.run_sync(db.record_source_digests)
     db.last_counters = counters
     report.duration_s = time.perf_counter() - started
     return report
@@ -424,4 +427,5 @@ async def ingest_overlay(
         await anyio.to_thread.run_sync(db.mark_checked, [u.name for u in renamed], checked_ns)
     await anyio.to_thread.run_sync(db.recompute_live_units)
     await anyio.to_thread.run_sync(db.collect_garbage)
+    await anyio.to_thread.run_sync(db.record_source_digests)
     return True

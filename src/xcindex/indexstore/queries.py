@@ -7,6 +7,8 @@ methods on a `Database`.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +29,11 @@ STATED_RELATIONS = f"NOT ((o.roles & {int(Role.IMPLICIT)}) != 0 AND (o.roles & {
 """model.states_relations in SQL, on the occurrence `o`: its relations are the source's
 unless it is a synthesised declaration."""
 """Test classes and test methods: the `symbols_unittest` partial index holds them only."""
+
+
+def content_digest(data: bytes) -> bytes:
+    """A source file's content, as `source_digests` keeps it."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def by_symbol_clause(roles: int) -> str:
@@ -85,6 +92,38 @@ class ReadSide:
 
     _conn: sqlite3.Connection
     _derived: dict[str, tuple[tuple[int, int], Any]] | None = None
+    _same: dict[tuple[str, int, int, int], bool] | None = None
+
+    def same_as_indexed(self, path: str, unit_mtime_ns: int, now: os.stat_result) -> bool:
+        """Whether `path`, written after its live unit (of `unit_mtime_ns`), has the content
+        that unit indexed again (writer.record_source_digests). Read once per (file time,
+        size): a restored file is hashed once, not per answer."""
+        key = (path, now.st_mtime_ns, now.st_size, unit_mtime_ns)
+        if self._same is None:
+            self._same = {}
+        known = self._same.get(key)
+        if known is not None:
+            return known
+        try:
+            row = self._conn.execute(
+                "SELECT d.unit_mtime_ns, d.size, d.digest FROM source_digests d"
+                " JOIN files f ON f.id = d.file_id WHERE f.path = ?",
+                (path,),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            row = None  # a reader opened on a database from before the table
+        same = False
+        if row is not None and int(row[0]) == unit_mtime_ns and int(row[1]) == now.st_size:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                data = None
+            same = data is not None and content_digest(data) == bytes(row[2])
+        if len(self._same) > 4096:
+            self._same.clear()
+        self._same[key] = same
+        return same
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`'s value, kept until this connection or another one changes the

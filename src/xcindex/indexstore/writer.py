@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
-from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
+from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY, content_digest
 from xcindex.project.store_layout import from_another_package
 from xcindex.project.store_layout import is_generated_source as is_generated_source
 
@@ -156,6 +156,23 @@ class RecordWriter:
             self._symbol_ids.clear()
             raise
         return written
+
+
+def _digest_if_not_newer(path: str, unit_mtime_ns: int) -> tuple[int, bytes] | None:
+    """(size, digest) of the file, if it was not written after `unit_mtime_ns` (before and
+    after reading it: a write in between is not taken for the indexed content)."""
+    try:
+        with open(path, "rb") as handle:
+            before = os.fstat(handle.fileno())
+            if before.st_mtime_ns > unit_mtime_ns:
+                return None
+            data = handle.read()
+            after = os.fstat(handle.fileno())
+    except OSError:
+        return None
+    if after.st_mtime_ns != before.st_mtime_ns or after.st_size != len(data):
+        return None
+    return len(data), content_digest(data)
 
 
 class WriteSide:
@@ -320,6 +337,41 @@ class WriteSide:
         self._conn.executemany(
             "UPDATE units SET checked_ns = ? WHERE name = ?", [(checked_ns, n) for n in names]
         )
+
+    def record_source_digests(self) -> int:
+        """Remember the content of each live main file that is no newer than its live unit:
+        the content that unit indexed. A file written later (its mtime newer) that has the
+        same content again (`git checkout`, `git stash pop`, an edit undone) is then current,
+        not stale (`ReadSide.same_as_indexed`). A file already newer than its unit when this
+        runs has no digest: what its unit indexed is not known. Returns how many were read."""
+        rows = self._conn.execute(
+            "SELECT f.id, f.path, max(u.mtime_ns), d.unit_mtime_ns FROM units u"
+            " JOIN files f ON f.id = u.main_file_id LEFT JOIN source_digests d ON d.file_id = f.id"
+            " WHERE u.live = 1 GROUP BY f.id"
+        ).fetchall()
+        put: list[tuple[int, int, int, bytes]] = []
+        drop: list[tuple[int]] = []
+        for file_id, path, unit_mtime, known in rows:
+            if known == unit_mtime:
+                continue
+            digest = _digest_if_not_newer(str(path), int(unit_mtime))
+            if digest is None:
+                drop.append((int(file_id),))
+            else:
+                put.append((int(file_id), int(unit_mtime), *digest))
+        if put or drop:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany("DELETE FROM source_digests WHERE file_id = ?", drop)
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO source_digests(file_id, unit_mtime_ns, size, digest) VALUES (?,?,?,?)",
+                    put,
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return len(put)
 
     def recompute_live_units(self) -> None:
         """A unit is live when its main file exists, is the user's source (not a file the

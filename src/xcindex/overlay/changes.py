@@ -207,6 +207,13 @@ def _mtime(path: str) -> int | None:
         return None
 
 
+def _same_as_indexed(db: Database, path: str, unit_mtime_ns: int) -> bool:
+    try:
+        return db.same_as_indexed(path, unit_mtime_ns, os.stat(path))
+    except OSError:
+        return False
+
+
 class _Live:
     """The live units' mtimes of the paths asked about, looked up as the index spells a path,
     else by real path (a watch's spelling can differ: a symlinked folder). The whole list is
@@ -280,8 +287,10 @@ def classify(db: Database, job: ToClassify) -> Classified:
                 gone.append(path)
             current.append((touched, generation))
         elif unit is not None:
-            if mtime > unit:
+            if mtime > unit and not _same_as_indexed(db, path, unit):
                 edited.append(path)
+            elif mtime > unit:
+                current.append((touched, generation))  # written again as it was indexed (git checkout)
             else:
                 maybe_current.append((touched, generation, path))
         elif not is_source(path) or "/.build/" in path:
@@ -321,7 +330,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
             for path, unit in again.items():
                 new.remove(path)
                 mtime = _mtime(path)
-                if mtime is not None and mtime > unit:
+                if mtime is not None and mtime > unit and not _same_as_indexed(db, path, unit):
                     edited.append(path)
                 elif path in candidates:
                     current.append((path, candidates[path]))

@@ -108,30 +108,32 @@ def _listed(paths: tuple[str, ...], limit: int | None, rest: str) -> str:
     return shown
 
 
-def file_is_stale(path: str, unit_mtime_ns: int) -> bool:
-    """A source file is stale when it was modified after its unit was written."""
+def file_is_stale(db: Database, path: str, unit_mtime_ns: int) -> bool:
+    """A source file is stale when it was modified after its unit was written, unless its
+    content is the one that unit indexed again (a `git checkout`, an edit undone)."""
     try:
-        return os.stat(path).st_mtime_ns > unit_mtime_ns
+        now = os.stat(path)
     except OSError:
         return True
+    return now.st_mtime_ns > unit_mtime_ns and not db.same_as_indexed(path, unit_mtime_ns, now)
 
 
-def stale_among(occurrences: Iterable[OccurrenceRow]) -> list[str]:
+def stale_among(db: Database, occurrences: Iterable[OccurrenceRow]) -> list[str]:
     seen: dict[str, int] = {}
     for occ in occurrences:
         seen[occ.path] = max(seen.get(occ.path, 0), occ.unit_mtime_ns)
-    return sorted(path for path, mtime in seen.items() if file_is_stale(path, mtime))
+    return sorted(path for path, mtime in seen.items() if file_is_stale(db, path, mtime))
 
 
 def project_stale_files(db: Database) -> list[str]:
-    return [path for path, mtime, *_ in db.live_files() if file_is_stale(path, mtime)]
+    return [path for path, mtime, *_ in db.live_files() if file_is_stale(db, path, mtime)]
 
 
 def freshness_for(
     db: Database, named: Iterable[OccurrenceRow], *, empty: bool, warnings: Iterable[AnswerWarning] = ()
 ) -> Freshness:
     """Stale files among those an answer names; an empty answer is judged project-wide."""
-    stale = stale_among(named)
+    stale = stale_among(db, named)
     if empty and not stale:
         stale = project_stale_files(db)
     return Freshness(

@@ -110,7 +110,7 @@ def files_freshness(
             found.append(FileFreshness(asked, FileState.NOT_INDEXED, session_edited))
         else:
             path, mtime = live[real]
-            state = FileState.STALE if file_is_stale(path, mtime) else FileState.FRESH
+            state = FileState.STALE if file_is_stale(db, path, mtime) else FileState.FRESH
             found.append(FileFreshness(asked, state, session_edited, path))
     return found
 

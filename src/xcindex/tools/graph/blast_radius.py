@@ -207,7 +207,7 @@ def blast_radius(
     whole_suite = bool(everything) and everything <= {test.case.symbol_id for test in selection.tests}
 
     named = sorted(affected | {target})
-    stale = [p for p in named if p in known and file_is_stale(p, known[p])]
+    stale = [p for p in named if p in known and file_is_stale(db, p, known[p])]
     if not affected and not stale:
         stale = project_stale_files(db)
     freshness = Freshness(

@@ -337,7 +337,7 @@ def change_impact(
     defined_in = {occ.path for written in written_occurrences(db, reached.via).values() for occ in written}
     dependent = sorted(defined_in - set(changed_files))
     selection = select_tests(db, reached.covering(), reached.executables)
-    stale = sorted(p for p in changed_files if p in live and file_is_stale(p, live[p]))
+    stale = sorted(p for p in changed_files if p in live and file_is_stale(db, p, live[p]))
     # A changed file no unit compiles is stale until a build compiles it: one in a target's
     # folder will be; one outside every target never is, and is named, not waited for.
     missing = [

@@ -323,7 +323,7 @@ def index_plan(
             if not verified:
                 tier = Tier.YELLOW_DISAGREEMENT
                 reasons.append(RangeReason.RANGE_END_COMPUTED_UNVERIFIED)
-            if file_is_stale(occ.path, occ.unit_mtime_ns):
+            if file_is_stale(db, occ.path, occ.unit_mtime_ns):
                 tier = Tier.RED_STALE
                 reasons.append(RangeReason.FILE_NEWER_THAN_UNIT)
             if os.path.realpath(occ.path) in edited:
