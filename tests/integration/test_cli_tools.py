@@ -261,3 +261,30 @@ def test_footers_and_headers_tell_the_next_step(canary_store: Path) -> None:
     subtypes = xcindex("types", "Greeter", "--direction", "subtypes")
     assert subtypes.returncode == 0, subtypes.stderr
     assert "asks the other way" not in subtypes.stdout
+
+
+def test_the_likely_few_leave_out_a_test_reached_only_by_running_an_executable(canary_store: Path) -> None:
+    # RenameCases.swift, read by hand: five of RenameCasesTests' tests call its declarations;
+    # testTheToolPrintsItsGreeting runs canary-tool (which uses them) as a process, by name.
+    # Every one of the six is covering; the likely few are the five a call reaches.
+    direct = [
+        "testTheStaticWitnessInAnExtensionIsUsed",
+        "testTheDefaultImplementationServesTheRefiningProtocol",
+        "testSettingsEncodeWithTheirPropertyNames",
+        "testTheLocalTypeWitnessesTheRequirements",
+        "testTheWrapperClamps",
+    ]
+    by_name = "testTheToolPrintsItsGreeting"
+    ids = {name: f"CanaryCoreTests.RenameCasesTests/{name}" for name in [*direct, by_name]}
+    result = xcindex("blast", "Sources/CanaryCore/RenameCases.swift", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+
+    def runs(command: str) -> set[str]:
+        pattern = command.split("--filter ", 1)[1].strip("'")
+        return {name for name, test_id in ids.items() if re.search(pattern, test_id)}
+
+    assert runs(answer["swiftTestCommand"]) == {*direct, by_name}
+    assert runs(answer["selection"]["likelyTestCommand"]) == set(direct)
+    text = xcindex("blast", "Sources/CanaryCore/RenameCases.swift").stdout
+    assert f"The likely few (reached by a direct call): {answer['selection']['likelyTestCommand']}" in text

@@ -149,7 +149,8 @@ async def test_a_file_written_back_as_it_was_indexed_is_current_again_without_a_
         assert str(ticket) not in after.freshness.overlay_files
 
         swapped = original.replace(b"Ticket", b"Tickex", 1)
-        assert len(swapped) == len(original) and swapped != original
+        assert len(swapped) == len(original)
+        assert swapped != original
         ticket.write_bytes(swapped)
         status = await engine.status(project_path=project)
         assert str(ticket) in status.stale_files

@@ -111,8 +111,10 @@ async def test_six_kinds_of_edit_are_answered_without_a_build_as_the_build_answe
     broken = by_kind["syntax_error"]
     assert broken.overlay.completeness == "stale"
     assert "overlay_failed" in broken.overlay.warnings
-    # Every run's private store was removed once read: nothing accumulates in the cache.
+    # Every run's private store was removed once read, and every compiler run's temporary
+    # folder (the driver leaves its TemporaryDirectory.* in it): nothing accumulates.
     assert list((cache_dir() / "overlay").glob("*/runs/*")) == []
+    assert list((cache_dir() / "overlay").glob("*/tmp/*")) == []
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -6,7 +6,8 @@ into a store of its own in xcindex's cache: never the project's store, never `.b
 Each run gets a new, empty store (removed once its unit is in the database), so what the
 run wrote is exactly what is in it, nothing accumulates, and two processes indexing the
 same project never share one. The module cache (shared by every project) and the
-driver's temporary files go to the cache folder too.
+driver's temporary files go to the cache folder too (a folder per compiler run, removed
+after it: the driver leaves its `TemporaryDirectory.*` behind).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -104,7 +106,27 @@ def _new_run(place: OverlayPlace) -> Path:
     for folder in (place.runs, place.module_cache, place.temporary):
         folder.mkdir(parents=True, exist_ok=True)
     _remove_abandoned(place.runs)
+    _remove_abandoned(place.temporary)
     return Path(tempfile.mkdtemp(prefix="store-", dir=place.runs))
+
+
+def _new_temporary(place: OverlayPlace) -> Path:
+    place.temporary.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="run-", dir=place.temporary))
+
+
+async def _run_compiler(command: list[str], place: OverlayPlace) -> subprocess.CompletedProcess[bytes]:
+    """Run the compiler within COMPILE_TIMEOUT_S (TimeoutError after), its temporary files in
+    a folder of its own, removed after it whatever happened."""
+    temporary = await anyio.to_thread.run_sync(_new_temporary, place)
+    try:
+        with anyio.fail_after(COMPILE_TIMEOUT_S):
+            return await anyio.run_process(
+                command, check=False, cwd=place.root, env=dict(os.environ, TMPDIR=str(temporary))
+            )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(discard_run, temporary)
 
 
 def _remove_abandoned(runs: Path) -> None:
@@ -120,7 +142,8 @@ def _remove_abandoned(runs: Path) -> None:
 
 
 def discard_run(store: Path) -> None:
-    """Remove a run's store (its unit is in the database, or the run failed)."""
+    """Remove a run's store (its unit is in the database, or the run failed), or a compiler
+    run's temporary folder."""
     shutil.rmtree(store, ignore_errors=True)
 
 
@@ -175,11 +198,9 @@ async def emit_modules(changed: list[ModuleInvocation], place: OverlayPlace, pat
             pass
         place.modules.mkdir(parents=True, exist_ok=True)
         command = invocation.emit_module_command(module_cache=place.module_cache, modules=place.modules)
-        env = dict(os.environ, TMPDIR=str(place.temporary))
         started = time.perf_counter()
         try:
-            with anyio.fail_after(COMPILE_TIMEOUT_S):
-                result = await anyio.run_process(command, check=False, cwd=place.root, env=env)
+            result = await _run_compiler(command, place)
         except TimeoutError:
             return NotIndexed(
                 path,
@@ -240,10 +261,8 @@ async def _compile(
     command = invocation.index_command(
         path, store=store, module_cache=place.module_cache, unit_output=unit_output, modules=modules
     )
-    env = dict(os.environ, TMPDIR=str(place.temporary))
     try:
-        with anyio.fail_after(COMPILE_TIMEOUT_S):
-            result = await anyio.run_process(command, check=False, cwd=place.root, env=env)
+        result = await _run_compiler(command, place)
     except TimeoutError:
         return NotIndexed(
             path,

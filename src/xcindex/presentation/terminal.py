@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from xcindex.indexstore.model import kind_name
+from xcindex.presentation.text import RUNS_MORE, VIA_WORDS
 from xcindex.vocabulary import Completeness, MatchedBy, RefusalReason
 
 if TYPE_CHECKING:
@@ -360,7 +361,12 @@ def blast_radius(answer: BlastRadiusAnswer, output: Output, ctx: Context) -> int
         output.line(f"(stopped after {answer.depth} hops: the radius may be larger)")
     if answer.swift_test_command:
         output.line()
+        if answer.selection.command.runs_more:
+            output.line(output.style.dim(RUNS_MORE))
         output.line(f"Run them: {answer.swift_test_command}")
+        likely, via = answer.selection.likely, answer.selection.likely_via
+        if likely is not None and likely.text and via is not None:
+            output.line(f"The likely few (reached {VIA_WORDS[via.label]}): {likely.text}")
     print_freshness(output, answer.freshness)
     return EXIT_OK if answer.affected_files else EXIT_NO_RESULTS
 

@@ -14,7 +14,7 @@ from xcindex.presentation.terminal import (
     plural,
     print_freshness,
 )
-from xcindex.presentation.text import not_callable_note
+from xcindex.presentation.text import RUNS_MORE, VIA_WORDS, not_callable_note
 
 if TYPE_CHECKING:
     from xcindex.tools.graph.call_hierarchy import CallHierarchyAnswer
@@ -129,10 +129,12 @@ def change_impact(answer: ChangeImpactAnswer, output: Output, ctx: Context) -> i
         output.line(f"  {test.case.id}  {output.style.dim(test.via.label)}  {output.style.dim(where)}")
     if answer.swift_test_command:
         output.line()
+        if answer.selection.command.runs_more:
+            output.line(output.style.dim(RUNS_MORE))
         output.line(answer.swift_test_command)
-    likely = answer.selection.likely
-    if likely is not None and likely.text:
-        output.line(output.style.dim("the likely few (reached by a direct call):"))
+    likely, via = answer.selection.likely, answer.selection.likely_via
+    if likely is not None and likely.text and via is not None:
+        output.line(output.style.dim(f"the likely few (reached {VIA_WORDS[via.label]}):"))
         output.line(likely.text)
     output.note("note: declaration extents are approximate (from the source text, not the compiler)")
     print_freshness(output, answer.freshness)

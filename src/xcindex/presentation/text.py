@@ -448,7 +448,11 @@ def render_plan_compact(plan: RenamePlan, budget: int) -> str:
     return "\n".join(lines)
 
 
-_VIA_WORDS = {
+RUNS_MORE = (
+    "it names whole classes or modules (the list of tests is too long): it runs more than the covering tests"
+)
+
+VIA_WORDS = {
     "directCall": "by a direct call",
     "dispatch": "through dispatch (an override or witness of what they call)",
     "libraryDispatch": "through library dispatch, on a value of the changed type they hold",
@@ -461,7 +465,7 @@ def selection_lines(selection: TestSelection, shown: Sequence[SelectedTest]) -> 
     counts = selection.counts()
     if not selection.tests:
         return ["0 covering tests."]
-    how = "; ".join(f"{count} {_VIA_WORDS[via]}" for via, count in counts.items())
+    how = "; ".join(f"{count} {VIA_WORDS[via]}" for via, count in counts.items())
     lines = [f"{len(selection.tests)} covering test(s): {how}."]
     lines.extend(f"  {t.case.id} [{t.via.label}] at {t.case.path}:{t.case.line}" for t in shown)
     if len(shown) < len(selection.tests):
@@ -469,14 +473,12 @@ def selection_lines(selection: TestSelection, shown: Sequence[SelectedTest]) -> 
     if selection.executables:
         lines.append(f"The change reaches the executable(s) {', '.join(selection.executables)}.")
     if selection.command.text:
-        more = (
-            " (it names whole classes or modules: the list of tests is too long)"
-            if selection.command.runs_more
-            else ""
-        )
+        more = f" ({RUNS_MORE})" if selection.command.runs_more else ""
         lines.append(f"Run them{more}: {selection.command.text}")
-    if selection.likely is not None and selection.likely.text:
-        lines.append(f"The likely few (reached by a direct call): {selection.likely.text}")
+    if selection.likely is not None and selection.likely.text and selection.likely_via is not None:
+        lines.append(
+            f"The likely few (reached {VIA_WORDS[selection.likely_via.label]}): {selection.likely.text}"
+        )
     return lines
 
 

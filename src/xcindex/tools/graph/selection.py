@@ -510,8 +510,14 @@ class TestSelection:
     tests: tuple[SelectedTest, ...] = ()
     command: Command = Command((), None, False)
     likely: Command | None = None
-    """The tests reached by a direct call, when some others were reached another way."""
+    """The tests reached the surest way any was (a direct call; else requirement dispatch;
+    else library dispatch), when some others were reached less surely."""
     executables: tuple[str, ...] = ()
+
+    @property
+    def likely_via(self) -> Via | None:
+        """How the likely few were reached."""
+        return min((t.via for t in self.tests), default=None) if self.likely is not None else None
 
     def counts(self) -> dict[str, int]:
         found: dict[str, int] = {}
@@ -532,6 +538,6 @@ def select_tests(db: Database, reached: dict[int, Via], executables: Iterable[st
     """The covering tests of a reach and their commands."""
     tests = covering_tests(db, reached)
     project = project_tests(db)
-    direct = [t for t in tests if t.via is Via.DIRECT_CALL]
-    likely = command_for(project, direct) if direct and len(direct) < len(tests) else None
+    surest = [t for t in tests if t.via is min(t.via for t in tests)] if tests else []
+    likely = command_for(project, surest) if surest and len(surest) < len(tests) else None
     return TestSelection(tuple(tests), command_for(project, tests), likely, tuple(sorted(executables)))
