@@ -3,8 +3,10 @@
 Asked of SwiftPM itself (`swift package describe --type json`), never guessed from imports:
 a library that imports XCTest is not a test target, and an executable's tests depend on it
 without referencing a symbol of it. The answer is cached per package by Package.swift's
-modification time. SwiftPM's scratch folder is kept in xcindex's cache, so nothing is
-written into the project.
+modification time, in the process and on disk (beside SwiftPM's scratch folder, which is
+kept in xcindex's cache, so nothing is written into the project): a one-shot CLI call does
+not pay for SwiftPM again (about 0.4 s) while the manifest and every folder of sources are
+as they were (a file added or removed changes its folder's time).
 """
 
 from __future__ import annotations
@@ -117,6 +119,70 @@ def parse_description(root: Path, text: str) -> PackageDescription:
     return PackageDescription(os.path.realpath(root), tuple(targets), executables)
 
 
+SAVED_NAME = "description.json"
+
+
+def _folders(description: PackageDescription) -> list[str]:
+    """Every folder holding a target's sources, and each target's own folder."""
+    return sorted(
+        {t.folder for t in description.targets if t.folder}
+        | {os.path.dirname(s) for t in description.targets for s in t.sources}
+    )
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return [found.st_mtime_ns, found.st_size]
+
+
+def _manifests(manifest: Path) -> dict[str, list[int] | None]:
+    """Package.swift's stamp, and each version-specific manifest's (SwiftPM may read one
+    of those instead)."""
+    found = {manifest.name: _stamp(str(manifest))}
+    try:
+        with os.scandir(manifest.parent) as entries:
+            found.update(
+                (e.name, _stamp(e.path))
+                for e in entries
+                if e.name.startswith("Package@swift") and e.name.endswith(".swift")
+            )
+    except OSError:
+        pass
+    return found
+
+
+def _save(file: Path, manifest: Path, description: PackageDescription, text: str) -> None:
+    """Keep SwiftPM's answer with what it depended on (written whole, or not at all)."""
+    saved = {
+        "manifest": _manifests(manifest),
+        "folders": {folder: _stamp(folder) for folder in _folders(description)},
+        "describe": text,
+    }
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        partial = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(saved), encoding="utf-8")
+        os.replace(partial, file)
+    except OSError as error:
+        log.info("package_description_not_saved", file=str(file), error=str(error))
+
+
+def _read_saved(file: Path, root: Path, manifest: Path) -> PackageDescription | None:
+    """The saved description, if the manifest and every folder of sources are as they were."""
+    try:
+        saved = json.loads(file.read_text(encoding="utf-8"))
+        if saved["manifest"] != _manifests(manifest):
+            return None
+        if any(_stamp(folder) != stamp for folder, stamp in saved["folders"].items()):
+            return None
+        return parse_description(root, str(saved["describe"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 _cache: dict[str, tuple[int, PackageDescription | None]] = {}
 _lock = threading.Lock()
 
@@ -146,6 +212,11 @@ def describe_package(root: Path, scratch_root: Path) -> PackageDescription | Non
             return cached[1]
     swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
     scratch = scratch_root / f"{root.name[:40]}-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+    saved = _read_saved(scratch / SAVED_NAME, root, manifest)
+    if saved is not None:
+        with _lock:
+            _cache[key] = (mtime, saved)
+        return saved
     try:
         result = subprocess.run(
             [
@@ -166,6 +237,8 @@ def describe_package(root: Path, scratch_root: Path) -> PackageDescription | Non
             env=_private_env(scratch_root),
         )
         description = parse_description(root, result.stdout) if result.returncode == 0 else None
+        if description is not None:
+            _save(scratch / SAVED_NAME, manifest, description, result.stdout)
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
         log.warning("package_describe_failed", root=key, error=str(error))
         description = None
