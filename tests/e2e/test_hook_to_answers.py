@@ -58,11 +58,15 @@ def hook(event: str, payload: dict[str, Any] | None, env: dict[str, str]) -> str
 async def test_an_edit_recorded_by_the_hook_marks_answers_stale_and_rename_ranges_red(tmp_path: Path) -> None:
     # The overlay off: the edit stays unindexed, as when the compiler cannot re-index it.
     env = {**session_env(tmp_path), "XCINDEX_OVERLAY": "0"}
-    indexed = EDITED.stat()
-    os.utime(EDITED, ns=(indexed.st_atime_ns, time.time_ns()))  # the edit: the file is newer than its unit
+    indexed, content = EDITED.stat(), EDITED.read_bytes()
+    # The edit, after every site (the hand-checked ranges stay where they are): the file is
+    # newer than its unit, with other content than the unit indexed.
+    EDITED.write_bytes(content + b"\n// an edit\n")
+    os.utime(EDITED, ns=(indexed.st_atime_ns, time.time_ns()))
     try:
         await _edited_then_rebuilt(env, tmp_path)
     finally:
+        EDITED.write_bytes(content)
         os.utime(EDITED, ns=(indexed.st_atime_ns, indexed.st_mtime_ns))
 
 

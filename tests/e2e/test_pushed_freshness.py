@@ -226,12 +226,15 @@ async def test_an_edit_recorded_by_the_hook_is_an_update_of_the_projects_status(
     client, updates = legacy_client
     await subscribe(client, "xcindex://status")  # in place once answered
     edited = package / "Sources/CanaryCore/Box.swift"
-    # The edit itself (newer than its unit; the overlay is off, so it stays unindexed).
-    indexed = edited.stat()
+    # The edit itself (newer than its unit, with other content; the overlay is off, so it
+    # stays unindexed).
+    indexed, content = edited.stat(), edited.read_bytes()
+    edited.write_bytes(content + b"\n// an edit\n")
     os.utime(edited, ns=(indexed.st_atime_ns, time.time_ns()))
     try:
         await _recorded_edit_updates_status(client, updates, package, session_tmp, edited)
     finally:
+        edited.write_bytes(content)
         os.utime(edited, ns=(indexed.st_atime_ns, indexed.st_mtime_ns))
 
 

@@ -237,6 +237,7 @@ async def _stale_ranges_are_red(engine: Engine, tmp_path: Path, symbols: dict[st
     edited = copy / "Sources/CanaryCore/AppDelegate.swift"
     await engine.record_edit(str(edited))
     touched = copy / "Tests/CanaryCoreTests/UserServiceTests.swift"
+    touched.write_text(touched.read_text() + "\n// changed from a shell\n")  # after its sites
     later = time.time() + 60  # the copy kept the fixture's old mtimes: "now" is after the build
     os.utime(touched, (later, later))
 

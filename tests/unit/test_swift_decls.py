@@ -188,3 +188,43 @@ def test_attributes_with_nested_arguments_and_multi_line_literals() -> None:
     assert found[("typealias", "FactoryBox")] == (9, 9, 11)
     assert found[("init", "init")] == (12, 12, 14)
     assert found[("associatedtype", "IntegerValue")] == (15, 15, 15)
+
+
+def test_declarations_sharing_a_line_are_each_found_with_their_own_text() -> None:
+    # Seen in a probe package: `public struct Sq: Shape { public init() {}; public func area()
+    # -> Int { 4 } }` — a change to area's body was taken for a change to init.
+    source = (
+        "public struct Sq: Shape { public init() {}; public func area() -> Int { 4 } }\n"
+        "struct S {\n"
+        "    var a = 1; var b = 2\n"
+        "    func g() { if ok { } else { } } func h() {}\n"
+        "    func k() { let q = 1; let r = 2 }\n"
+        "}\n"
+    )
+    lines = source.splitlines()
+    found = {(d.parent.name if d.parent else "", d.keyword, d.name): d for d in scan_declarations(source)}
+    assert sorted(found) == sorted(
+        [
+            ("", "struct", "Sq"),
+            ("Sq", "init", "init"),
+            ("Sq", "func", "area"),
+            ("", "struct", "S"),
+            ("S", "var", "a"),
+            ("S", "var", "b"),
+            ("S", "func", "g"),
+            ("S", "func", "h"),
+            ("S", "func", "k"),  # its locals are not members
+        ]
+    )
+    texts = {key: signature_and_body(decl, lines) for key, decl in found.items()}
+    assert texts[("Sq", "init", "init")] == ("public init()", "{}")
+    assert texts[("Sq", "func", "area")] == ("public func area() -> Int", "{ 4 }")
+    assert texts[("S", "var", "a")] == ("var a = 1", "")
+    assert texts[("S", "var", "b")] == ("var b = 2", "")
+    assert texts[("S", "func", "g")] == ("func g()", "{ if ok { } else { } }")
+    assert texts[("S", "func", "h")] == ("func h()", "{}")
+    # Both share line 1; a change there is told apart by each one's own text.
+    assert {d.name for d in innermost(list(found.values()), 1)} == {"init", "area"}
+    changed = source.replace("{ 4 }", "{ 5 }").splitlines()
+    assert signature_and_body(found[("Sq", "init", "init")], changed) == texts[("Sq", "init", "init")]
+    assert signature_and_body(found[("Sq", "func", "area")], changed) != texts[("Sq", "func", "area")]

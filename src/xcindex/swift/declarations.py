@@ -16,9 +16,9 @@ starts with one that continues it (`.`, `->`, `where`, …); the lines of a post
 No parser: `#if` branches are each read as written (both `func f()` of an `#if`/`#else`
 are declarations, told apart by `ordinal`), which is right for valid Swift, whose branches
 each hold whole declarations. Not handled: a bare `/…/` regex literal is code to the lexer
-(a `"` or `/*` in one misleads it), an attribute whose arguments span lines above its
-declaration, and a declaration after another on the same line (other than a type's first
-member). change_impact says the extents are approximate; measured against sourcekit-lsp's
+(a `"` or `/*` in one misleads it), and an attribute whose arguments span lines above its
+declaration. Several declarations on one line are each found (`init() {}; func f() {}`,
+`var a = 1; var b = 2`, a type's first member after its brace). change_impact says the extents are approximate; measured against sourcekit-lsp's
 documentSymbol (bench/decl_extents.py) they agree on every declaration of the fixture,
 swift-log, Yams and the benchmark's M package. It is also what lets a *removed* or
 *added* declaration, which only one side's text has, be seen at all.
@@ -60,7 +60,7 @@ _CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/
 """A statement that ends its line with one of these goes on (not `?`: `var x: Int?` ends there)."""
 _CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?", ">")
 _CASE_ELEMENT = re.compile(r"\s*(`[^`]+`|[A-Za-z_]\w*)")
-_BRACKETS = re.compile(r"[()\[\]{}]")
+_BRACKETS = re.compile(r"[()\[\]{};]")
 
 
 @dataclass
@@ -73,6 +73,10 @@ class Decl:
     body_line: int | None = None
     parent: Decl | None = None
     ordinal: int = 0
+    first_column: int = 0
+    """Where it starts on its first line (0-based; after another declaration on that line)."""
+    last_column: int | None = None
+    """Where it ends on its last line (exclusive; None: the line's end)."""
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -122,7 +126,7 @@ def scan_declarations(text: str) -> list[Decl]:
         if pending is not None and number in endifs and not postfix_end:
             postfix_end = endifs[number]
         match = None if number - 1 in lexed.in_literal else _DECL.match(line)
-        member = not stack or (stack[-1] is not None and stack[-1].is_type)
+        member = _at_member_level(stack)
         if match and member and pending is None:
             parent = stack[-1] if stack else None
             keyword = match.group(1)
@@ -142,17 +146,28 @@ def scan_declarations(text: str) -> list[Decl]:
                     pending.body_line = number
                     stack.append(pending)
                     opened, pending = pending, None
-                    inline = _DECL.match(line[column + 1 :]) if opened.is_type else None
-                    if inline:  # `enum State { case a, b }`: a member on the type's own line
-                        keyword = inline.group(1)
-                        name = keyword if keyword in _UNNAMED else inline.group(2) or keyword
-                        pending = declare(keyword, name, number, number, opened)
+                    if opened.is_type:  # `enum State { case a, b }`: a member on the type's own line
+                        pending = _inline(line, column + 1, number, opened, declare)
                 else:
                     stack.append(None)
             elif char == "}" and stack:
                 closed = stack.pop()
                 if closed is not None:
-                    closed.end = number
+                    closed.end, closed.last_column = number, column + 1
+                    # `init() {} func area() -> Int { 4 }`: another member after it on the line
+                    # (after a `;`, the `;` below finds it).
+                    rest = line[column + 1 :]
+                    if pending is None and not rest.lstrip().startswith(";") and _at_member_level(stack):
+                        pending = _inline(line, column + 1, number, stack[-1] if stack else None, declare)
+            elif char == ";" and depth == 0:
+                # `var a = 1; var b = 2`, `init() {}; func f() {}`: a statement ends here, and
+                # another declaration may follow (not after a `case`: its elements are split
+                # by commas, below).
+                if pending is not None and pending.body_line is None and pending.keyword != "case":
+                    pending.end, pending.last_column = max(number, postfix_end), column
+                    pending, postfix_end = _inline(line, column + 1, number, pending.parent, declare), 0
+                elif pending is None and _at_member_level(stack):
+                    pending = _inline(line, column + 1, number, stack[-1] if stack else None, declare)
         if (
             pending is not None
             and depth == 0
@@ -167,6 +182,39 @@ def scan_declarations(text: str) -> list[Decl]:
         if decl.end == 0:
             decl.end = len(lines)
     return decls
+
+
+def shares_its_lines(decl: Decl, lines: list[str]) -> bool:
+    """Another declaration's code is on its first or last line (`lines`: masked text)."""
+    last = lines[decl.end - 1] if decl.end <= len(lines) else ""
+    return bool(decl.first_column and lines[decl.start - 1][: decl.first_column].strip()) or bool(
+        decl.last_column is not None and last[decl.last_column :].strip(" \t;}")
+    )
+
+
+def _at_member_level(stack: list[Decl | None]) -> bool:
+    return not stack or (stack[-1] is not None and stack[-1].is_type)
+
+
+def _inline(
+    line: str,
+    column: int,
+    number: int,
+    parent: Decl | None,
+    declare: Callable[[str, str, int, int, Decl | None], Decl],
+) -> Decl | None:
+    """A declaration that starts at `column` of a line, after another one ended there (`;`
+    between them or not)."""
+    rest = line[column:]
+    found = _DECL.match(rest)
+    if found is None:
+        return None
+    keyword = found.group(1)
+    decl = declare(
+        keyword, keyword if keyword in _UNNAMED else found.group(2) or keyword, number, number, parent
+    )
+    decl.first_column = column + len(rest) - len(rest.lstrip())
+    return decl
 
 
 def _split_case(
@@ -241,6 +289,10 @@ def signature_and_body(decl: Decl, lines: list[str]) -> tuple[str, str]:
     squeezed outside string literals: inside one it is the value), to tell a signature
     change from a body change."""
     text = lines[decl.start - 1 : decl.end]
+    if text and decl.last_column is not None:
+        text[-1] = text[-1][: decl.last_column]
+    if text and decl.first_column:
+        text[0] = text[0][decl.first_column :]
     joined = "\n".join(text)
     head, brace, body = joined.partition("{") if decl.body_line is not None else (joined, "", "")
     return _squeezed(head), _squeezed(brace + body)

@@ -29,6 +29,7 @@ from xcindex.swift.declarations import (
     innermost,
     is_blank_code,
     scan_declarations,
+    shares_its_lines,
     signature_and_body,
 )
 from xcindex.swift.lexer import mask, split_lines
@@ -230,6 +231,10 @@ def _file_changes(
             old_sig, old_body = signature_and_body(before, old.text_lines)
             new_sig, new_body = signature_and_body(after, new.text_lines)
             change = "signature" if old_sig != new_sig else "body" if old_body != new_body else "moved"
+            if change == "moved" and (
+                shares_its_lines(before, old.masked) or shares_its_lines(after, new.masked)
+            ):
+                continue  # its line changed elsewhere (`init() {}; func area() -> Int { 4 }`)
         else:
             change = "added" if after is not None else "removed"
         decl = after if after is not None else before
