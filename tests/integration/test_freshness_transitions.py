@@ -370,13 +370,30 @@ def test_the_cli_says_a_file_written_back_as_it_was_indexed_is_current(
         assert result.returncode == 0, result.stderr
         return result.stdout
 
+    def session_start() -> str:
+        # What the plugin's session-start hook tells the agent about this project.
+        env = {k: v for k, v in os.environ.items() if k != "CLAUDE_TOOL_INPUT"}
+        result = subprocess.run(
+            [str(xcindex), "hook", "session-start"],
+            input=b'{"hook_event_name": "SessionStart", "source": "startup"}',
+            capture_output=True,
+            env={**env, "CLAUDE_PROJECT_DIR": str(built_copy), "TMPDIR": f"{tmp_path}/"},
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout.decode()
+
     assert '"completeness": "complete"' in status()
+    assert "Index is current" in session_start()
     service.write_bytes(original + b"\n// an edit\n")
     assert f'"{service}"' in status()
+    assert "1 Swift file(s) newer than the index" in session_start()
     service.write_bytes(original)
     restored = status()
     assert '"completeness": "complete"' in restored
     assert f'"{service}"' not in restored
+    assert "Index is current" in session_start()
 
 
 async def test_a_file_using_a_deleted_declaration_is_stale_until_it_compiles_again(

@@ -7,13 +7,13 @@ methods on a `Database`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from xcindex.indexstore.content import content_digest
 from xcindex.indexstore.model import PARAMETER_KIND as PARAMETER_KIND
 from xcindex.indexstore.model import Property, Role, usr_hash
 
@@ -29,11 +29,6 @@ STATED_RELATIONS = f"NOT ((o.roles & {int(Role.IMPLICIT)}) != 0 AND (o.roles & {
 """model.states_relations in SQL, on the occurrence `o`: its relations are the source's
 unless it is a synthesised declaration."""
 """Test classes and test methods: the `symbols_unittest` partial index holds them only."""
-
-
-def content_digest(data: bytes) -> bytes:
-    """A source file's content, as `source_digests` keeps it."""
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def by_symbol_clause(roles: int) -> str:

@@ -14,8 +14,9 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from xcindex.indexstore.content import content_digest
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
-from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY, content_digest
+from xcindex.indexstore.queries import BY_SYMBOL_ROLES, UNITTEST_PROPERTY
 from xcindex.project.store_layout import from_another_package
 from xcindex.project.store_layout import is_generated_source as is_generated_source
 
