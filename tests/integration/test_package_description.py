@@ -38,9 +38,9 @@ def swiftpm_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
     def counted(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         runs.append(command)
-        return real(command, **kwargs)  # type: ignore[no-any-return]
+        return real(command, **kwargs)
 
-    monkeypatch.setattr(package.subprocess, "run", counted)
+    monkeypatch.setattr(subprocess, "run", counted)
     yield runs
     package._cache.clear()
 
