@@ -228,3 +228,37 @@ def test_declarations_sharing_a_line_are_each_found_with_their_own_text() -> Non
     changed = source.replace("{ 4 }", "{ 5 }").splitlines()
     assert signature_and_body(found[("Sq", "init", "init")], changed) == texts[("Sq", "init", "init")]
     assert signature_and_body(found[("Sq", "func", "area")], changed) != texts[("Sq", "func", "area")]
+
+
+def test_a_where_clause_on_lines_of_its_own_and_underscored_modifiers() -> None:
+    # As swift-atomics writes them (Sources/Atomics/Conformances/RawRepresentable.swift): the
+    # scan ended the extension at its `where` line and missed every member of the type.
+    source = (
+        "extension RawRepresentable\n"
+        "where\n"
+        "  Self: AtomicValue,\n"
+        "  RawValue: AtomicValue\n"
+        "{\n"
+        "  public typealias AtomicRepresentation = Storage<Self>\n"
+        "}\n"
+        "public struct Storage<Wrapped>: AtomicStorage\n"
+        "where\n"
+        "  Wrapped.RawValue.Value == Wrapped.RawValue?\n"
+        "{\n"
+        "  @_transparent @_alwaysEmitIntoClient\n"
+        "  __consuming public func dispose() -> Wrapped {\n"
+        "    _storage.dispose()\n"
+        "  }\n"
+        "}\n"
+        "let elsewhere = 1\n"
+        "let next = 2\n"
+    )
+    found = {(d.keyword, d.name): (d.start, d.end) for d in scan_declarations(source)}
+    assert found == {
+        ("extension", "RawRepresentable"): (1, 7),
+        ("typealias", "AtomicRepresentation"): (6, 6),
+        ("struct", "Storage"): (8, 16),
+        ("func", "dispose"): (12, 15),
+        ("let", "elsewhere"): (17, 17),
+        ("let", "next"): (18, 18),
+    }

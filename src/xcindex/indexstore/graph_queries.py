@@ -400,6 +400,29 @@ def typealiases_naming(db: Database, type_ids: Iterable[int]) -> set[int]:
     return found
 
 
+def types_taking_typealiases(db: Database, typealias_ids: Iterable[int]) -> set[int]:
+    """The types whose conformance takes one of these typealiases as an associated type's
+    witness (`extension RawRepresentable where Self: AtomicValue { typealias
+    AtomicRepresentation = AtomicRawRepresentableStorage<Self> }` for `enum Fred: Int,
+    AtomicValue`): the index records the alias at the type's definition, implicit, contained
+    by the type and overriding the requirement."""
+    found: set[int] = set()
+    for chunk in _chunks(sorted(set(typealias_ids))):
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            int(row[0])
+            for row in db._conn.execute(
+                "SELECT DISTINCT rel.symbol_id FROM occurrences o"
+                f" JOIN relations rel ON rel.occurrence_id = o.id AND (rel.roles & {_CONTAINED_BY}) != 0"
+                + _LIVE
+                + f" WHERE o.symbol_id IN ({marks}) AND (o.roles & {_IMPLICIT}) != 0"
+                f" AND (o.roles & {_OVERRIDE_OF}) != 0",
+                chunk,
+            )
+        )
+    return found
+
+
 def generic_declarations(db: Database) -> set[int]:
     """The symbols that declare generic parameters (a generic type, function or method): the
     parents of the generic parameter symbols."""

@@ -37,7 +37,7 @@ _WHITESPACE = re.compile(r"\s+")
 _MODIFIERS = (
     "public|private|fileprivate|internal|package|open|static|class|final|override|mutating|nonmutating|"
     "convenience|required|lazy|weak|unowned|dynamic|indirect|nonisolated|distributed|optional|async|"
-    "infix|prefix|postfix|consuming|borrowing"
+    "infix|prefix|postfix|consuming|borrowing|__consuming"
 )
 _ARGUMENTS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 """An attribute's or modifier's parenthesised arguments, nested up to three deep
@@ -58,6 +58,9 @@ _UNNAMED = frozenset({"init", "deinit", "subscript"})
 """Named by their keyword (what follows is generic parameters or the parameter list)."""
 _CONTINUES_AFTER = (",", "(", "[", "=", "->", ":", "&&", "||", "+", "-", "*", "/", "&", "<")
 """A statement that ends its line with one of these goes on (not `?`: `var x: Int?` ends there)."""
+_ENDS_WITH_WHERE = re.compile(r"(?:^|[\s>)])where$")
+"""`extension RawRepresentable⏎where⏎  Self: P,⏎  RawValue: Q⏎{` (swift-atomics): a generic
+`where` clause on lines of its own goes on to its requirements."""
 _CONTINUES_BEFORE = ("->", "where", "throws", "rethrows", "async", "{", ".", ":", "=", "&&", "||", "?", ">")
 _CASE_ELEMENT = re.compile(r"\s*(`[^`]+`|[A-Za-z_]\w*)")
 _BRACKETS = re.compile(r"[()\[\]{};]")
@@ -268,7 +271,7 @@ def _continues(line: str, lines: list[str], number: int, directives: frozenset[i
     """The statement on line `number` goes on to the next line of code (a postfix `#if`'s
     directive lines, `items⏎#if DEBUG⏎.sorted()⏎#endif`, are looked through)."""
     stripped = line.rstrip()
-    if stripped.endswith(_CONTINUES_AFTER):
+    if stripped.endswith(_CONTINUES_AFTER) or _ENDS_WITH_WHERE.search(stripped):
         return True
     for following_number, following in enumerate(lines[number:], number + 1):
         if following.strip() and following_number not in directives:

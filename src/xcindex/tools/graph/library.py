@@ -42,6 +42,7 @@ from xcindex.indexstore.graph_queries import (
     mentions_in,
     related_through,
     typealiases_naming,
+    types_taking_typealiases,
     users_of,
     written_occurrences,
 )
@@ -188,9 +189,13 @@ def handed_types(
     while frontier and len(found) < MAX_HANDED_TYPES:
         # A typealias naming one is the same type to its users (`Logger.Metadata` is
         # `[String: MetadataValue]`): code naming the alias holds the value.
-        following = subtypes(db, frontier) | typealiases_naming(db, frontier)
+        aliases = typealiases_naming(db, frontier)
+        following = subtypes(db, frontier) | aliases
         if enclosing:
             following |= {o.type_id for o in dispatch.owners(frontier).values() if o is not None}
+            # A protocol extension's alias that conforming types take as their associated
+            # type (`Fred.AtomicRepresentation` is AtomicRawRepresentableStorage<Fred>).
+            following |= types_taking_typealiases(db, aliases)
         if containers:
             holders = {holder for _used, holder, _p, _l in mentions_in(db, frontier)}
             holding = {h for h in holders if dispatch.kind(h) in _HOLDING_KINDS}
