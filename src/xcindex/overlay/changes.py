@@ -289,9 +289,7 @@ def classify(db: Database, job: ToClassify) -> Classified:
         elif unit is not None:
             if mtime > unit and not _same_as_indexed(db, path, unit):
                 edited.append(path)
-            elif mtime > unit:
-                current.append((touched, generation))  # written again as it was indexed (git checkout)
-            else:
+            else:  # not newer, or written again as it was indexed (git checkout)
                 maybe_current.append((touched, generation, path))
         elif not is_source(path) or "/.build/" in path:
             current.append((touched, generation))
