@@ -384,16 +384,31 @@ def test_the_cli_says_a_file_written_back_as_it_was_indexed_is_current(
         assert result.returncode == 0, result.stderr
         return result.stdout.decode()
 
+    def doctor_freshness() -> str:
+        result = subprocess.run(
+            [str(xcindex), "doctor", "--project", str(built_copy)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return result.stdout.split("== Freshness ==", 1)[1].split("==", 1)[0]
+
     assert '"completeness": "complete"' in status()
     assert "Index is current" in session_start()
+    assert "[ OK ] No Swift files newer than the index." in doctor_freshness()
     service.write_bytes(original + b"\n// an edit\n")
     assert f'"{service}"' in status()
     assert "1 Swift file(s) newer than the index" in session_start()
+    assert "[FAIL] 1 Swift file(s) newer than the index: Sources/CanaryCore/UserService.swift" in (
+        doctor_freshness()
+    )
     service.write_bytes(original)
     restored = status()
     assert '"completeness": "complete"' in restored
     assert f'"{service}"' not in restored
     assert "Index is current" in session_start()
+    assert "[ OK ] No Swift files newer than the index." in doctor_freshness()
 
 
 async def test_a_file_using_a_deleted_declaration_is_stale_until_it_compiles_again(

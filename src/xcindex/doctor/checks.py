@@ -30,6 +30,7 @@ from typing import Any
 
 from xcindex.doctor.config import check_configuration
 from xcindex.doctor.report import Report
+from xcindex.indexstore.content import not_as_indexed
 from xcindex.project import toolchain
 from xcindex.project.candidates import (
     STALE_NAMES_SHOWN,
@@ -383,9 +384,9 @@ class _Doctor:
             self.report.info(f"{code}: {note}")
         return location, newest
 
-    def check_freshness(self, project: Project, newest: int) -> None:
+    def check_freshness(self, project: Project, location: Location, newest: int) -> None:
         self.report.section("Freshness")
-        newer = swift_files_newer_than(project.root, newest)
+        newer = not_as_indexed(location.store_path, swift_files_newer_than(project.root, newest))
         if not newer:
             self.report.ok("No Swift files newer than the index.")
             return
@@ -442,7 +443,7 @@ def main(project: str | None, install: bool, build_schemes: list[str] | None = N
             doctor.build_index(chosen)
         indexed = doctor.check_index(chosen)
         if indexed is not None:
-            doctor.check_freshness(chosen, indexed[1])
+            doctor.check_freshness(chosen, *indexed)
         doctor.check_bridge(chosen)
         check_configuration(report, chosen, install)
     if report.failures:

@@ -160,7 +160,9 @@ def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
         )
     newer = swift_files_newer_than(project.root, newest)
     if newer:
-        newer = _not_as_indexed(location.store_path, newer)
+        from xcindex.indexstore.content import not_as_indexed
+
+        newer = not_as_indexed(location.store_path, newer)
     if not newer:
         return (
             f"[xcindex] Index is current for {project.name} (last built {built}): "
@@ -173,50 +175,6 @@ def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
         f"(last built {built}): {', '.join(shown)}{more}. "
         f"Rebuild ({rebuild_advice(project)}) before trusting xcindex answers about them."
     )
-
-
-def _not_as_indexed(store_path: Path, newer: list[Path]) -> list[Path]:
-    """`newer` less the files whose content is the one their live unit indexed (written again
-    by a `git checkout`, an undone edit): what xcindex's answers count as current too
-    (indexstore/writer.py's `record_source_digests`). Read-only, from xcindex's database of
-    the store when there is one; only when some file is newer, so a current index costs
-    nothing here."""
-    import sqlite3
-
-    from xcindex.indexstore.cache import database_path_for
-    from xcindex.indexstore.content import content_digest
-
-    database = database_path_for(store_path)
-    if not database.is_file():
-        return newer
-    kept: list[Path] = []
-    try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=0.5)
-    except sqlite3.Error:
-        return newer
-    try:
-        for path in newer:
-            row = connection.execute(
-                "SELECT d.unit_mtime_ns, d.size, d.digest,"
-                " (SELECT max(u.mtime_ns) FROM units u WHERE u.main_file_id = f.id AND u.live = 1)"
-                " FROM files f JOIN source_digests d ON d.file_id = f.id WHERE f.path = ?",
-                (os.path.realpath(path),),
-            ).fetchone()
-            if row is None or row[0] != row[3] or row[3] is None:
-                kept.append(path)
-                continue
-            try:
-                data = path.read_bytes()
-            except OSError:
-                kept.append(path)
-                continue
-            if len(data) != row[1] or content_digest(data) != bytes(row[2]):
-                kept.append(path)
-    except sqlite3.Error:
-        return newer
-    finally:
-        connection.close()
-    return kept
 
 
 def _relative(path: Path, root: Path) -> str:
