@@ -342,13 +342,22 @@ def direct_supertypes(db: Database, declaring_ids: Iterable[int]) -> dict[int, s
     return found
 
 
+_CALLABLE_KINDS = "(12, 16, 17, 18, 22)"
+"""function, instance/class/static method, constructor."""
+_IMPLICIT_REFERENCE = int(Role.IMPLICIT | Role.REFERENCE)
+
+
 def external_callees(db: Database) -> dict[int, str]:
     """Symbol id → USR of every symbol the project calls that the index has no declaration
-    of (the standard library's, an SDK's, a dependency's): where library code runs."""
+    of (the standard library's, an SDK's, a dependency's): where library code runs. A
+    function the compiler uses implicitly counts as called: `for await x in seq` is an
+    implicit reference to `AsyncIteratorProtocol.next(isolation:)`, which runs the
+    sequence's own `next()`."""
     return dict(
         db._conn.execute(
             "SELECT s.id, s.usr FROM symbols s WHERE EXISTS (SELECT 1 FROM occurrences o"
-            f" WHERE o.symbol_id = s.id AND (o.roles & {_CALL}) != 0) AND NOT EXISTS (SELECT 1 FROM occurrences o"
+            f" WHERE o.symbol_id = s.id AND ((o.roles & {_CALL}) != 0 OR ((o.roles & {_IMPLICIT_REFERENCE})"
+            f" = {_IMPLICIT_REFERENCE} AND s.kind IN {_CALLABLE_KINDS}))) AND NOT EXISTS (SELECT 1 FROM occurrences o"
             f" WHERE o.symbol_id = s.id AND (o.roles & {_WRITTEN}) != 0)"
         )
     )
