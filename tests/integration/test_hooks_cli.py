@@ -431,10 +431,11 @@ def _version() -> str:
 
 
 HEAVY = ("anyio", "trio", "mcp", "cffi", "structlog", "lsprotocol", "pydantic")
-EVERY_EDIT_AVOIDS = ("json", "dataclasses", "hashlib", "typing")
+EVERY_EDIT_AVOIDS = ("json", "dataclasses", "hashlib", "typing", "re", "enum", "pathlib")
 """Standard modules the hooks run on every edit and every search (post-tool-use,
-pre-tool-use) do without: they read and write JSON with `hooks.input`/`hooks.output`, and
-the ledger's records with `_record`."""
+pre-tool-use) do without: they read and write JSON with `hooks.input`/`hooks.output`, the
+ledger's records with `_record`, and test a Grep's pattern and glob with hand-written
+scanners (`re` with `enum` was a third of pre-tool-use's run)."""
 SESSION_START_AVOIDS = ("json", "hashlib", "typing", "dataclasses", "subprocess", "shutil")
 """session-start (once a session) locates the index and the toolchain: `project.locate`'s
 Location is a Record (dataclasses and inspect were a sixth of the hook), and the toolchain is
