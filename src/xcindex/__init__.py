@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from xcindex.engine import Engine as Engine
     from xcindex.engine import EngineConfig as EngineConfig
     from xcindex.engine import StatusVersion as StatusVersion
+    from xcindex.errors import CodedError as CodedError
+    from xcindex.errors import XcindexError as XcindexError
     from xcindex.indexstore.database import OccurrenceRow as OccurrenceRow
     from xcindex.indexstore.database import SymbolRow as SymbolRow
     from xcindex.indexstore.state import IndexState as IndexState
@@ -59,13 +61,11 @@ if TYPE_CHECKING:
     from xcindex.tools.wait_for_fresh import FileState as FileState
     from xcindex.tools.wait_for_fresh import FreshWaitAnswer as FreshWaitAnswer
     from xcindex.tools.wait_for_fresh import WaitForFreshArgs as WaitForFreshArgs
-    from xcindex.vocabulary import CodedError as CodedError
     from xcindex.vocabulary import Completeness as Completeness
     from xcindex.vocabulary import RangeReason as RangeReason
     from xcindex.vocabulary import RefusalReason as RefusalReason
     from xcindex.vocabulary import Tier as Tier
     from xcindex.vocabulary import WarningCode as WarningCode
-    from xcindex.vocabulary import XcindexError as XcindexError
 
 
 def _exports() -> dict[str, tuple[str, str]]:

@@ -21,9 +21,10 @@ import pytest
 from tests.ownership import record_writes
 from xcindex.actors.lsp import LspPool
 from xcindex.actors.lsp_child import LspActor
+from xcindex.errors import CodedError
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.snapshot import ChildState, LspChildStatus
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 pytestmark = pytest.mark.anyio
 

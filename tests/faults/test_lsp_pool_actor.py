@@ -18,8 +18,9 @@ from tests.faults.test_lsp_supervision import Children, config, state_of
 from tests.ownership import record_writes
 from xcindex.actors import lsp as pool_module
 from xcindex.actors.lsp import LspPool
+from xcindex.errors import CodedError
 from xcindex.lsp.snapshot import ChildSnapshot, ChildState, LspChildStatus
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 pytestmark = pytest.mark.anyio
 

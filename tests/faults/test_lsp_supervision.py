@@ -20,11 +20,12 @@ from anyio.abc import TaskGroup
 from trio.testing import MockClock
 
 from xcindex.actors.lsp import LspPool
+from xcindex.errors import CodedError
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.jsonrpc import ErrorCode, JsonRpcConnection, JsonRpcError, JsonValue
 from xcindex.lsp.process import LspChild
 from xcindex.lsp.snapshot import ChildState, LspChildStatus
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import CANARY
 from xcindex.engine import Engine
-from xcindex.vocabulary import XcindexError
+from xcindex.errors import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

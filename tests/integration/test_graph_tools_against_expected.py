@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import CANARY, load_expected
 from tests.scoring import score
 from xcindex.engine import Engine
-from xcindex.vocabulary import XcindexError
+from xcindex.errors import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

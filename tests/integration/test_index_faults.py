@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from xcindex.engine import Engine, EngineConfig
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.errors import CodedError
+from xcindex.vocabulary import WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -22,11 +22,11 @@ import anyio
 import pytest
 
 from xcindex.actors.lsp import LspPool
+from xcindex.errors import CodedError
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.positions import LspLocation
 from xcindex.lsp.snapshot import ChildState
 from xcindex.project.toolchain import find_sourcekit_lsp
-from xcindex.vocabulary import CodedError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

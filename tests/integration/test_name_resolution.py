@@ -17,9 +17,9 @@ from bench.names import QUALIFIED, run_suite
 from tests.conftest import CANARY, canary_path, load_expected
 from tests.scoring import score
 from xcindex.engine import Engine
+from xcindex.errors import XcindexError
 from xcindex.presentation.text import render_find_symbol
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, estimated_tokens
-from xcindex.vocabulary import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -21,9 +21,9 @@ from tests.conftest import CANARY, build_package, copy_package, load_expected
 from tests.integration.test_tools_against_expected import rel, usr_of
 from tests.scoring import score
 from xcindex.engine import Engine, EngineConfig
+from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.tools.rename.plan import RenamePlan
-from xcindex.vocabulary import XcindexError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -28,9 +28,10 @@ from tests.conftest import CANARY, load_expected
 from tests.reliability.harness import new_tag, rss_bytes, server_pid, stdio_parameters
 from xcindex.actors.lsp import LspPool
 from xcindex.engine import Engine, EngineConfig
+from xcindex.errors import CodedError
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.tools.wait_for_fresh import FileState
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
 

@@ -19,6 +19,7 @@ MAX_LINES = 700
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("xcindex.vocabulary", "xcindex._log", "xcindex._record", "xcindex.plugin"),
+    ("xcindex.errors",),
     ("xcindex.swift", "xcindex.project"),
     ("xcindex.indexstore", "xcindex.lsp"),
     ("xcindex.overlay",),

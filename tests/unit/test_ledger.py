@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xcindex.actors.ledger import LedgerActor
+from xcindex.errors import ActorGone
 from xcindex.project import ledger
-from xcindex.vocabulary import ActorGone
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -7,10 +7,11 @@ import errno
 import anyio
 import pytest
 
+from xcindex.errors import ActorGone, ActorTimeout, CodedError
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.faults import LspStage, classify_fault, fault_code
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError, RequestTimeout
-from xcindex.vocabulary import ActorGone, ActorTimeout, CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 W = WarningCode
 S = LspStage

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from xcindex.errors import CodedError
 from xcindex.project.workspace import (
     WorkspaceKind,
     WorkspaceRoot,
@@ -13,7 +14,7 @@ from xcindex.project.workspace import (
     workspace_root_for_index_store,
     workspace_root_for_project,
 )
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 
 def make(path: Path, content: str = "") -> Path:

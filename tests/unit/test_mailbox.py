@@ -4,7 +4,7 @@ import anyio
 import pytest
 
 from xcindex.actors.mailbox import Mailbox
-from xcindex.vocabulary import ActorGone, ActorTimeout
+from xcindex.errors import ActorGone, ActorTimeout
 
 pytestmark = pytest.mark.anyio
 

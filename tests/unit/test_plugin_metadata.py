@@ -104,7 +104,7 @@ def test_sourcekit_lsp_path_is_read_in_one_place_and_toolchain_is_a_leaf() -> No
     imports = re.findall(
         r"^\s*(?:from|import) (xcindex\S*)", (source / "project" / "toolchain.py").read_text(), re.M
     )
-    assert set(imports) <= {"xcindex.vocabulary"}
+    assert set(imports) <= {"xcindex.vocabulary", "xcindex.errors"}
 
 
 def test_every_plugin_file_names_tools_as_the_plugin_exposes_them() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from xcindex.errors import CodedError
 from xcindex.project import toolchain
 from xcindex.project.locate import locate
 from xcindex.project.toolchain import (
@@ -22,7 +23,7 @@ from xcindex.project.toolchain import (
     find_swift,
     toolchain_roots,
 )
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 
 def executable(path: Path, body: str = "") -> Path:

@@ -66,6 +66,7 @@ from xcindex.actors.index_messages import (
     WhileIngesting,
 )
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
+from xcindex.errors import ActorGone
 from xcindex.indexstore.database import Counts, Database, database_path_for
 from xcindex.indexstore.ingest import LiveUnits, RefreshReport, Unreadable, newest_write_ns
 from xcindex.indexstore.pool import WorkerPool
@@ -80,7 +81,6 @@ from xcindex.overlay.runner import (
     OverlaySchedule,
 )
 from xcindex.project.store_layout import units_mtime_ns
-from xcindex.vocabulary import ActorGone
 
 log = get_logger(__name__)
 

@@ -25,11 +25,11 @@ from xcindex.actors.index_messages import (
     ToolQuery,
 )
 from xcindex.actors.mailbox import ActorHandle
+from xcindex.errors import ActorGone
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.state import IndexState, StoreVersion
 from xcindex.overlay.changes import Changes
 from xcindex.overlay.runner import OverlaySnapshot
-from xcindex.vocabulary import ActorGone
 
 T = TypeVar("T")
 

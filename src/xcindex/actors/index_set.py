@@ -22,9 +22,9 @@ from xcindex.actors.index import DEFAULT_OVERLAY_DEBOUNCE_S, IndexActor
 from xcindex.actors.index_handle import IndexHandle
 from xcindex.actors.index_messages import IndexRequest, Retire
 from xcindex.actors.mailbox import ActorHandle
+from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.pool import WorkerPool
-from xcindex.vocabulary import XcindexError
 
 RETIRE_TIMEOUT_S = 5.0
 """How long to wait for an actor to say whether it retires (it answers from its loop)."""

@@ -23,13 +23,13 @@ from xcindex.actors.index_messages import (
     UseDatabase,
 )
 from xcindex.actors.mailbox import ActorHandle, Envelope
+from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import LiveUnits, refresh
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.changes import ToClassify, classify, open_tree
 from xcindex.overlay.runner import OverlayCompiler, after_refresh
-from xcindex.vocabulary import XcindexError
 
 log = get_logger("xcindex.actors.index")
 

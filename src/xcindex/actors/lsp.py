@@ -44,6 +44,7 @@ from xcindex.actors.lsp_messages import (
     status_of,
 )
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Published
+from xcindex.errors import ActorGone, CodedError
 from xcindex.lsp.config import LspPoolConfig
 from xcindex.lsp.faults import LspStage, classify_fault
 from xcindex.lsp.positions import LspLocation
@@ -58,7 +59,7 @@ from xcindex.lsp.queries import (
 )
 from xcindex.lsp.snapshot import ChildState, Fault, LspChildStatus
 from xcindex.project.toolchain import find_sourcekit_lsp
-from xcindex.vocabulary import ActorGone, CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
 

@@ -29,6 +29,7 @@ from anyio.abc import AnyByteReceiveStream, TaskGroup
 
 from xcindex._log import get_logger
 from xcindex.actors.mailbox import ActorHandle, Envelope, Mailbox, Outcome, Published
+from xcindex.errors import CodedError
 from xcindex.lsp.client import LspClient, initialize_params
 from xcindex.lsp.config import LspPoolConfig, initialization_options
 from xcindex.lsp.documents import OpenDocuments
@@ -37,7 +38,7 @@ from xcindex.lsp.jsonrpc import ConnectionClosed, JsonRpcConnection
 from xcindex.lsp.process import Launcher, LspChild, launch_process
 from xcindex.lsp.queries import LspAnswer, LspQuery, ReadyQuery, ReferencesQuery, SymbolInfoQuery
 from xcindex.lsp.snapshot import ChildSnapshot, Fault
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from xcindex.vocabulary import ActorGone, ActorTimeout
+from xcindex.errors import ActorGone, ActorTimeout
 
 Req = TypeVar("Req")
 Rep = TypeVar("Rep")

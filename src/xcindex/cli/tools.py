@@ -326,8 +326,8 @@ def run_tool(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | 
     from xcindex.cli.log_setup import configure
     from xcindex.engine import Engine, EngineConfig, current_progress_listener
     from xcindex.engine.registry import BY_NAME
+    from xcindex.errors import XcindexError
     from xcindex.presentation import terminal
-    from xcindex.vocabulary import XcindexError
 
     out = out or sys.stdout
     err = err or sys.stderr

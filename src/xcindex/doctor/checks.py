@@ -30,6 +30,7 @@ from typing import Any
 
 from xcindex.doctor.config import check_configuration
 from xcindex.doctor.report import Report
+from xcindex.errors import CodedError
 from xcindex.indexstore.content import not_as_indexed
 from xcindex.project import toolchain
 from xcindex.project.candidates import (
@@ -46,7 +47,7 @@ from xcindex.project.candidates import (
 from xcindex.project.locate import LocateError, Location, locate
 from xcindex.project.store_layout import units_dir
 from xcindex.project.xcode import XcodebuildError, build_command, list_schemes, shown
-from xcindex.vocabulary import CodedError, ProjectKind, WarningCode
+from xcindex.vocabulary import ProjectKind, WarningCode
 
 DEPENDENCIES = (
     # (import name, distribution name)

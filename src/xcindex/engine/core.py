@@ -33,6 +33,7 @@ from xcindex.engine.config import (
     StatusVersion,
     current_progress_listener,
 )
+from xcindex.errors import ActorGone, ActorTimeout, CodedError, XcindexError
 from xcindex.indexstore.database import Database, cache_dir
 from xcindex.indexstore.pool import WorkerPool
 from xcindex.indexstore.state import IndexState
@@ -50,15 +51,7 @@ from xcindex.tools.wait_for_fresh import (
     FileFreshness,
     files_freshness,
 )
-from xcindex.vocabulary import (
-    ActorGone,
-    ActorTimeout,
-    CodedError,
-    Completeness,
-    ProjectKind,
-    WarningCode,
-    XcindexError,
-)
+from xcindex.vocabulary import Completeness, ProjectKind, WarningCode
 
 if TYPE_CHECKING:
     # The LSP stack (lsprotocol's types take most of a second to import) loads on first

@@ -8,13 +8,13 @@ store's other questions do not wait on them.
 
 from __future__ import annotations
 
+from xcindex.errors import XcindexError
 from xcindex.indexstore.cache import cache_dir
 from xcindex.project.git import GitChanges, read_changes
 from xcindex.project.locate import Location
 from xcindex.project.package import PackageDescription, describe_package
 from xcindex.tools.graph.blast_radius import BlastRadiusArgs
 from xcindex.tools.graph.change_impact import ChangeImpactArgs, ChangeInputs
-from xcindex.vocabulary import XcindexError
 
 
 def package_description(location: Location, _args: BlastRadiusArgs) -> PackageDescription | None:

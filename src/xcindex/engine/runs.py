@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 
 from xcindex.engine.core import edited_in_project, files_freshness_of, overlay_files_in
+from xcindex.errors import CodedError
 from xcindex.overlay.changes import Changes
 from xcindex.project.locate import Location
 from xcindex.project.toolchain import toolchain_roots
@@ -52,7 +53,7 @@ from xcindex.tools.wait_for_fresh import (
     WaitForFreshArgs,
     wait_until_fresh,
 )
-from xcindex.vocabulary import CodedError, RefusalReason, Tier, WarningCode
+from xcindex.vocabulary import RefusalReason, Tier, WarningCode
 
 if TYPE_CHECKING:
     from xcindex.engine.core import EngineCore

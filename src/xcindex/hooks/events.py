@@ -212,8 +212,8 @@ def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
 
 def _lsp_note(environ: Mapping[str, str]) -> str:
     """What a missing sourcekit-lsp costs: plan_rename's ranges stay unverified."""
+    from xcindex.errors import CodedError
     from xcindex.project.toolchain import find_sourcekit_lsp
-    from xcindex.vocabulary import CodedError
 
     try:
         find_sourcekit_lsp(environ=environ)

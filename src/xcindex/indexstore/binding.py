@@ -16,6 +16,7 @@ from typing import Any
 
 import cffi
 
+from xcindex.errors import XcindexError
 from xcindex.indexstore.model import (
     Occurrence,
     RecordData,
@@ -25,7 +26,6 @@ from xcindex.indexstore.model import (
 )
 from xcindex.project.store_layout import FORMAT_DIR, FORMAT_VERSION, format_dir
 from xcindex.project.toolchain import LIBRARY_ENV, find_library
-from xcindex.vocabulary import XcindexError
 
 _CDEF = """
 typedef void *indexstore_error_t;

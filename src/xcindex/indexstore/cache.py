@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from xcindex.vocabulary import XcindexError
+from xcindex.errors import XcindexError
 
 CACHE_ENV = "XCINDEX_CACHE_DIR"
 

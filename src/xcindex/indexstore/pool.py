@@ -22,7 +22,7 @@ from anyio.abc import ByteSendStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from xcindex._log import get_logger
-from xcindex.vocabulary import XcindexError
+from xcindex.errors import XcindexError
 
 log = get_logger(__name__)
 

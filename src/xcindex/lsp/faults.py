@@ -26,9 +26,10 @@ from enum import StrEnum
 
 import anyio
 
+from xcindex.errors import ActorGone, ActorTimeout, CodedError
 from xcindex.lsp.client import UnexpectedResponse
 from xcindex.lsp.jsonrpc import ConnectionClosed, FramingError, JsonRpcError
-from xcindex.vocabulary import ActorGone, ActorTimeout, CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 
 class LspStage(StrEnum):

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from xcindex.errors import CodedError
 from xcindex.lsp.jsonrpc import WorkDone
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 
 class ChildState(StrEnum):

@@ -14,8 +14,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xcindex.errors import XcindexError
 from xcindex.project.store_layout import is_generated_source
-from xcindex.vocabulary import XcindexError
 
 GIT_TIMEOUT_S = 30.0
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -13,16 +13,10 @@ import os
 from pathlib import Path
 
 from xcindex._record import Record
+from xcindex.errors import ArgumentError, CodedError, XcindexError
 from xcindex.project import toolchain
 from xcindex.project.store_layout import is_store, units_mtime_ns
-from xcindex.vocabulary import (
-    MISSING_LOCATION,
-    ArgumentError,
-    CodedError,
-    ProjectKind,
-    WarningCode,
-    XcindexError,
-)
+from xcindex.vocabulary import MISSING_LOCATION, ProjectKind, WarningCode
 
 DERIVED_DATA_ENV = toolchain.DERIVED_DATA_ENV
 

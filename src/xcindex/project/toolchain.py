@@ -23,7 +23,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from xcindex.vocabulary import CodedError, WarningCode, XcindexError
+from xcindex.errors import CodedError, XcindexError
+from xcindex.vocabulary import WarningCode
 
 LIBRARY_ENV = "XCINDEX_LIBINDEXSTORE"
 TOOLCHAIN_ENV = "XCINDEX_TOOLCHAIN"

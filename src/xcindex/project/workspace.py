@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from xcindex.vocabulary import CodedError, ProjectKind, WarningCode
+from xcindex.errors import CodedError
+from xcindex.vocabulary import ProjectKind, WarningCode
 
 MAX_LEVELS_UP = 10
 

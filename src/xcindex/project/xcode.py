@@ -16,8 +16,9 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 
+from xcindex.errors import XcindexError
 from xcindex.project.candidates import Project
-from xcindex.vocabulary import ProjectKind, XcindexError
+from xcindex.vocabulary import ProjectKind
 
 LIST_TIMEOUT_S = 180.0
 

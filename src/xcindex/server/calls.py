@@ -20,9 +20,9 @@ from xcindex import __version__
 from xcindex._log import get_logger
 from xcindex.engine import Engine, current_progress_listener
 from xcindex.engine.registry import BY_NAME
+from xcindex.errors import XcindexError
 from xcindex.tools.arguments import MAX_TEXT, ArgumentsError, ToolArgs
 from xcindex.tools.budget import RESPONSE_BUDGET_CHARS, RESPONSE_BUDGET_TOKENS, estimated_tokens
-from xcindex.vocabulary import XcindexError
 
 log = get_logger("xcindex.server")
 """The logger docs/troubleshooting.md names for `tool_call` events, whichever path ran the call."""

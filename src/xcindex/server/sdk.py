@@ -43,11 +43,11 @@ from xcindex._log import get_logger
 from xcindex.engine import Engine, StatusVersion
 from xcindex.engine.declaration import ToolDecl
 from xcindex.engine.registry import TOOLS
+from xcindex.errors import XcindexError
 from xcindex.project.candidates import projects_for
 from xcindex.project.ledger import project_directory
 from xcindex.server.calls import BUDGET, ToolResult, call_tool, called_location, input_schema
 from xcindex.server.calls import INSTRUCTIONS as INSTRUCTIONS
-from xcindex.vocabulary import XcindexError
 
 log = get_logger(__name__)
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"

@@ -15,7 +15,8 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from xcindex.vocabulary import MISSING_LOCATION, XcindexError
+from xcindex.errors import XcindexError
+from xcindex.vocabulary import MISSING_LOCATION
 
 MAX_TEXT = 4096
 """The longest string any argument takes (names, USRs, paths)."""

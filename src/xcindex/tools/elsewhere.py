@@ -28,9 +28,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from xcindex.errors import CodedError, XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.tools.common import AnswerWarning
-from xcindex.vocabulary import CodedError, ProjectKind, WarningCode, XcindexError
+from xcindex.vocabulary import ProjectKind, WarningCode
 
 NEARLY_NONE = 0.1
 """At most this share of the live main files under the project folder counts as "nearly none"."""

@@ -20,13 +20,14 @@ from typing import Annotated
 import anyio
 from pydantic import Field, field_validator
 
+from xcindex.errors import CodedError
 from xcindex.indexstore.database import Database
 from xcindex.tools.arguments import ArgumentProblem, LocationArgs, Text
 from xcindex.tools.budget import LISTS_BUDGET_CHARS, fitting, item_cost
 from xcindex.tools.common import AnswerWarning, file_is_stale
 from xcindex.tools.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from xcindex.tools.shapes import FileFreshnessJson, FreshWaitJson
-from xcindex.vocabulary import CodedError, WarningCode
+from xcindex.vocabulary import WarningCode
 
 MAX_FILES = 200
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.graph_queries import written_occurrences
 from xcindex.indexstore.model import Property, Role, is_generated_name
@@ -27,7 +28,7 @@ from xcindex.tools.common import Freshness, file_is_stale, project_stale_files
 from xcindex.tools.graph.reach import reach
 from xcindex.tools.graph.selection import SelectedTest, TestSelection, TestTarget, project_tests, select_tests
 from xcindex.tools.shapes import BlastRadiusJson
-from xcindex.vocabulary import Completeness, XcindexError
+from xcindex.vocabulary import Completeness
 
 PARAMETER_KIND = 25
 MAX_DEPTH = 16

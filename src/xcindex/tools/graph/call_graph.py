@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database, OccurrenceRow, SymbolRow
 from xcindex.indexstore.graph_queries import (
     POSITION_LINE_SHIFT,
@@ -42,7 +43,6 @@ from xcindex.tools.graph.dispatch import Dispatch, dispatches
 from xcindex.tools.graph.library import holding
 from xcindex.tools.resolve import resolve
 from xcindex.tools.shapes import SymbolSiteJson
-from xcindex.vocabulary import XcindexError
 
 _CHILD_OF = int(Role.REL_CHILDOF)
 _PROPERTY_KINDS = frozenset({13, 19, 20, 21})

@@ -27,11 +27,12 @@ from typing import Protocol
 import anyio
 import anyio.to_thread
 
+from xcindex.errors import CodedError
 from xcindex.lsp.positions import LspLocation, utf8_to_utf16_offset
 from xcindex.project.workspace import WorkspaceRoot
 from xcindex.tools.rename.plan import RenamePlan, RenameRange, base_name, with_warnings
 from xcindex.tools.rename.scan import classify
-from xcindex.vocabulary import CodedError, RangeReason, Tier, WarningCode
+from xcindex.vocabulary import RangeReason, Tier, WarningCode
 
 MAX_SETTLED_SITES = 200
 """Disputed sites asked about one by one, at most (each is one round trip)."""
