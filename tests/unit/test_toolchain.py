@@ -48,9 +48,11 @@ def mac(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     system toolchains in a folder of our own, and an empty HOME."""
     shims = tmp_path / "usr-bin"
     executable(shims / "swift", "echo shim\n")
-    monkeypatch.setattr(toolchain, "_SHIM_FOLDERS", (shims,))
-    monkeypatch.setattr(toolchain, "DEFAULT_TOOLCHAIN", tmp_path / "no-opt-swift")
-    monkeypatch.setattr(toolchain, "SYSTEM_TOOLCHAINS", tmp_path / "Library" / "Developer" / "Toolchains")
+    monkeypatch.setattr(toolchain, "_SHIM_FOLDERS", (str(shims),))
+    monkeypatch.setattr(toolchain, "DEFAULT_TOOLCHAIN", str(tmp_path / "no-opt-swift"))
+    monkeypatch.setattr(
+        toolchain, "SYSTEM_TOOLCHAINS", str(tmp_path / "Library" / "Developer" / "Toolchains")
+    )
     (tmp_path / "home").mkdir()
     return {"shims": shims, "bin": tmp_path / "fake-bin", "home": tmp_path / "home", "root": tmp_path}
 
@@ -209,7 +211,7 @@ def test_the_toolchain_next_to_swift_is_found_through_symlinks(tmp_path: Path) -
 
 
 def test_path_is_the_last_resort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(toolchain, "DEFAULT_TOOLCHAIN", tmp_path / "no-toolchain")
+    monkeypatch.setattr(toolchain, "DEFAULT_TOOLCHAIN", str(tmp_path / "no-toolchain"))
     on_path = executable(tmp_path / "bin" / "sourcekit-lsp")
     assert find_sourcekit_lsp(environ={"PATH": str(tmp_path / "bin")}) == on_path
     with pytest.raises(CodedError) as caught:
