@@ -436,10 +436,13 @@ EVERY_EDIT_AVOIDS = ("json", "dataclasses", "hashlib", "typing", "re", "enum", "
 pre-tool-use) do without: they read and write JSON with `hooks.input`/`hooks.output`, the
 ledger's records with `_record`, and test a Grep's pattern and glob with hand-written
 scanners (`re` with `enum` was a third of pre-tool-use's run)."""
-SESSION_START_AVOIDS = ("json", "hashlib", "typing", "dataclasses", "subprocess", "shutil")
-"""session-start (once a session) locates the index and the toolchain: `project.locate`'s
-Location is a Record (dataclasses and inspect were a sixth of the hook), and the toolchain is
-found without shutil or subprocess (nothing is run on Linux)."""
+SESSION_START_AVOIDS = (
+    "json", "hashlib", "typing", "dataclasses", "subprocess", "shutil", "pathlib", "re", "enum",
+)  # fmt: skip
+"""session-start (once a session) finds the project, its SwiftPM index store and the
+toolchain in plain strings (`pathlib` with its `re` and `urllib`, and the vocabulary's enums,
+were half of the hook), with Records rather than dataclasses (which import inspect), and
+without shutil or subprocess (nothing is run on Linux)."""
 
 
 def top_level(modules: Iterable[str]) -> set[str]:

@@ -527,3 +527,14 @@ def test_main_always_returns_zero(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "Unknown hook event 'no-such-event'" in captured.err
+
+
+def test_the_import_light_project_kinds_are_the_vocabularys() -> None:
+    """The session-start hook compares plain strings; everyone else compares ProjectKind."""
+    from xcindex.project import candidates
+
+    assert candidates.SWIFTPM == ProjectKind.SWIFTPM.value
+    assert candidates.XCODE == ProjectKind.XCODE.value
+    project = Project("/work/App.xcodeproj", ProjectKind.XCODE)
+    assert project.kind is ProjectKind.XCODE
+    assert (project.name, project.root_folder) == ("App", "/work")

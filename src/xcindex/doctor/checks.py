@@ -391,7 +391,7 @@ class _Doctor:
         if not newer:
             self.report.ok("No Swift files newer than the index.")
             return
-        names = [str(path.relative_to(project.root)) for path in newer[:STALE_NAMES_SHOWN]]
+        names = [os.path.relpath(path, project.root_folder) for path in newer[:STALE_NAMES_SHOWN]]
         more = ", ..." if len(newer) > STALE_NAMES_SHOWN else ""
         self.report.fail(
             f"{len(newer)} Swift file(s) newer than the index: {', '.join(names)}{more}",
@@ -415,7 +415,7 @@ class _Doctor:
         )
 
 
-def _count_entries(folder: Path) -> int:
+def _count_entries(folder: str) -> int:
     try:
         with os.scandir(folder) as entries:
             return sum(1 for _ in entries)

@@ -38,7 +38,6 @@ from xcindex.project import ledger
 TYPE_CHECKING = False  # `typing` alone was a third of post-tool-use's imports
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from pathlib import Path
 
     from xcindex.project.candidates import Project
 
@@ -58,15 +57,17 @@ def hook_output(event_name: str, context: str) -> str:
 # session-start
 
 
-def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
+def _index_report(directory: str, environ: Mapping[str, str]) -> str:
     """The project the session is about (from `directory` up, else below it) and what the
     toolchain and the index say about it."""
     # session-start runs once a session: what only it needs is imported here, keeping
-    # post-tool-use and pre-tool-use (run on every edit and search) light.
-    from xcindex.project.candidates import STALE_NAMES_SHOWN, choose_project, projects_for
-    from xcindex.project.toolchain import LibraryNotFound, find_library
+    # post-tool-use and pre-tool-use (run on every edit and search) light. All of it works
+    # on plain strings: `pathlib` (with `re` and `urllib`) and the vocabulary's enums were
+    # half of this hook's run.
+    from xcindex.project.candidates import STALE_NAMES_SHOWN, choose_project, project_dirs_for
+    from xcindex.project.toolchain import LibraryNotFound, library_file
 
-    folder, found = projects_for(directory)
+    folder, found = project_dirs_for(directory)
     if not found:
         return (
             f"[xcindex] No Swift package or Xcode project in {directory} (or a folder above it): "
@@ -74,14 +75,14 @@ def _index_report(directory: Path, environ: Mapping[str, str]) -> str:
         )
     project = choose_project(folder, found)
     if project is None:
-        names = ", ".join(_relative(p.path, folder) for p in found[:STALE_NAMES_SHOWN])
+        names = ", ".join(_relative(p.folder, folder) for p in found[:STALE_NAMES_SHOWN])
         more = ", ..." if len(found) > STALE_NAMES_SHOWN else ""
         return (
             f"[xcindex] Several Swift projects below {folder} ({names}{more}): the xcindex tools "
             "answer about the one named by their projectPath argument; none is assumed."
         )
     try:
-        find_library(environ)
+        library_file(environ)
     except LibraryNotFound as missing:
         return (
             f"[xcindex] xcindex cannot read the index of {project.name}: {missing} Until then its tools "
@@ -117,58 +118,74 @@ def _unwritable_cache(environ: Mapping[str, str]) -> str | None:
     return folder
 
 
+def _store_of(project: Project) -> tuple[str | None, str | None]:
+    """(the index store of `project`, None) or (None, why there is none). A SwiftPM package's
+    store is found without `pathlib` (store_layout); an Xcode project's DerivedData lookup
+    takes the locator's whole way."""
+    from xcindex.project.candidates import BUILD_COMMAND, SWIFTPM
+
+    if project.kind_name == SWIFTPM:
+        from xcindex.project.store_layout import newest_swiftpm_store
+
+        store = newest_swiftpm_store(project.folder)
+        if store is None:
+            return None, (
+                f"[xcindex] No index found for {project.name}: build one with `{BUILD_COMMAND}` "
+                f"in {project.root_folder} to enable the xcindex tools."
+            )
+        return os.path.realpath(store), None
+    from xcindex.project.locate import LocateError, locate
+
+    try:
+        return str(locate(project.folder, None).store_path), None
+    except LocateError as error:
+        return None, f"[xcindex] No index found for {project.name}: {error}"
+
+
 def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
     from xcindex.hooks.grep_advice import ToolNames
     from xcindex.project.candidates import (
         BUILD_COMMAND,
         STALE_NAMES_SHOWN,
+        SWIFTPM,
         format_time,
         newest_unit_mtime_ns,
         rebuild_advice,
         swift_files_newer_than,
         swiftpm_built_in,
     )
-    from xcindex.project.locate import LocateError, locate
-    from xcindex.vocabulary import ProjectKind
 
     tools = ToolNames(environ)
-    try:
-        location = locate(str(project.path), None)
-    except LocateError as error:
-        if project.kind is ProjectKind.SWIFTPM:
-            return (
-                f"[xcindex] No index found for {project.name}: build one with `{BUILD_COMMAND}` "
-                f"in {project.root} to enable the xcindex tools."
-            )
-        return f"[xcindex] No index found for {project.name}: {error}"
-    newest = newest_unit_mtime_ns(location.store_path)
+    store, missing = _store_of(project)
+    if store is None:
+        return missing or ""
+    newest = newest_unit_mtime_ns(store)
     if newest is None:
         return (
-            f"[xcindex] No index found for {project.name}: the index store at {location.store_path} "
+            f"[xcindex] No index found for {project.name}: the index store at {store} "
             f"holds no units yet. Build the project ({rebuild_advice(project)})."
         )
     built = format_time(newest)
-    elsewhere = (
-        swiftpm_built_in(location.store_path, project.root) if project.kind is ProjectKind.SWIFTPM else None
-    )
+    root = project.root_folder
+    elsewhere = swiftpm_built_in(store, root) if project.kind_name == SWIFTPM else None
     if elsewhere is not None:
         return (
-            f"[xcindex] The index of {project.name} was built in {elsewhere}, not in {project.root} "
+            f"[xcindex] The index of {project.name} was built in {elsewhere}, not in {root} "
             "(the package was copied or moved after its build): xcindex answers would name that "
             "folder's files and say so (index_built_elsewhere). Rebuild here: "
-            f"rm -rf '{project.root}/.build' && {BUILD_COMMAND} --package-path '{project.root}'."
+            f"rm -rf '{root}/.build' && {BUILD_COMMAND} --package-path '{root}'."
         )
-    newer = swift_files_newer_than(project.root, newest)
+    newer = swift_files_newer_than(root, newest)
     if newer:
         from xcindex.indexstore.content import not_as_indexed
 
-        newer = not_as_indexed(location.store_path, newer)
+        newer = not_as_indexed(store, newer)
     if not newer:
         return (
             f"[xcindex] Index is current for {project.name} (last built {built}): "
             f"the xcindex tools ({tools('*')}) answer from it."
         )
-    shown = [_relative(path, project.root) for path in newer[:STALE_NAMES_SHOWN]]
+    shown = [_relative(path, root) for path in newer[:STALE_NAMES_SHOWN]]
     more = ", ..." if len(newer) > STALE_NAMES_SHOWN else ""
     return (
         f"[xcindex] {len(newer)} Swift file(s) newer than the index for {project.name} "
@@ -177,17 +194,14 @@ def _freshness_report(project: Project, environ: Mapping[str, str]) -> str:
     )
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
+def _relative(path: str, root: str) -> str:
+    """`path` below `root`, as `Path.relative_to` spells it; as it is when it is not below."""
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
     """Reset the ledger (unless the session merely compacted) and report on the index."""
-    from pathlib import Path
-
     directory = ledger.project_directory(environ)
     # The input only says why the session started; when it is unreadable, a new session
     # is the safe guess. (Not contextlib.suppress: contextlib is a tenth of this hook's imports.)
@@ -207,16 +221,16 @@ def session_start(environ: Mapping[str, str], stdin: bytes) -> str:
                 f" (Could not reset the session ledger {target}: {error.strerror or error}; "
                 "edits will not be tracked.)"
             )
-    return _index_report(Path(directory), environ) + ledger_problem
+    return _index_report(directory, environ) + ledger_problem
 
 
 def _lsp_note(environ: Mapping[str, str]) -> str:
     """What a missing sourcekit-lsp costs: plan_rename's ranges stay unverified."""
     from xcindex.errors import CodedError
-    from xcindex.project.toolchain import find_sourcekit_lsp
+    from xcindex.project.toolchain import sourcekit_lsp_file
 
     try:
-        find_sourcekit_lsp(environ=environ)
+        sourcekit_lsp_file(environ=environ)
     except CodedError as error:
         return (
             f" (sourcekit-lsp: {error.message}. Until one is found, plan_rename's ranges are "

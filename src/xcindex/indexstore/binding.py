@@ -283,7 +283,7 @@ class IndexStore:
     def __init__(self, path: str | Path) -> None:
         self._lib, self.library = load_library()
         self.path = str(path)
-        if not format_dir(Path(self.path)).is_dir():
+        if not os.path.isdir(format_dir(self.path)):
             raise IndexStoreError(f"'{self.path}' is not an index store (no {FORMAT_DIR}/ folder).")
         error = ffi.new("indexstore_error_t *")
         handle = self._lib.indexstore_store_create(self.path.encode(), error)

@@ -6,30 +6,30 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 
 
 def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def not_as_indexed(store_path: Path, newer: list[Path]) -> list[Path]:
+def not_as_indexed(store_path: str | os.PathLike[str], newer: list[str]) -> list[str]:
     """`newer` (files newer than the index) less those whose content is the one their live
     unit indexed (written again by a `git checkout`, an undone edit): what xcindex's answers
     count as current too (indexstore/writer.py's `record_source_digests`). Read-only, from
     xcindex's database of the store when there is one."""
     import sqlite3
+    from pathlib import Path
 
     from xcindex.indexstore.cache import database_path_for
 
-    database = database_path_for(store_path)
+    database = database_path_for(Path(store_path))
     if not newer or not database.is_file():
         return newer
     try:
         connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=0.5)
     except sqlite3.Error:
         return newer
-    kept: list[Path] = []
+    kept: list[str] = []
     try:
         for path in newer:
             row = connection.execute(
@@ -47,9 +47,10 @@ def not_as_indexed(store_path: Path, newer: list[Path]) -> list[Path]:
     return kept
 
 
-def _holds(path: Path, size: int, digest: bytes) -> bool:
+def _holds(path: str, size: int, digest: bytes) -> bool:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as source:
+            data = source.read()
     except OSError:
         return False
     return len(data) == size and content_digest(data) == digest

@@ -186,7 +186,8 @@ def unit_digests(store_path: Path, names: Sequence[str]) -> dict[str, bytes]:
     folder = units_dir(store_path)
     for name in names:
         try:
-            digests[name] = hashlib.blake2b((folder / name).read_bytes(), digest_size=16).digest()
+            with open(os.path.join(folder, name), "rb") as unit:
+                digests[name] = hashlib.blake2b(unit.read(), digest_size=16).digest()
         except OSError:
             continue
     return digests
@@ -197,7 +198,7 @@ def newest_write_ns(store_path: Path) -> int:
     newest = 0
     for folder in (units_dir(store_path), records_dir(store_path), format_dir(store_path)):
         try:
-            newest = max(newest, folder.stat().st_mtime_ns)
+            newest = max(newest, os.stat(folder).st_mtime_ns)
         except FileNotFoundError:
             continue
     units = scan_units(store_path)

@@ -15,7 +15,7 @@ from pathlib import Path
 from xcindex._record import Record
 from xcindex.errors import ArgumentError, CodedError, XcindexError
 from xcindex.project import toolchain
-from xcindex.project.store_layout import is_store, units_mtime_ns
+from xcindex.project.store_layout import is_store, newest_swiftpm_store
 from xcindex.vocabulary import MISSING_LOCATION, ProjectKind, WarningCode
 
 DERIVED_DATA_ENV = toolchain.DERIVED_DATA_ENV
@@ -115,43 +115,15 @@ def _locate(project_path: str | None, index_store_path: str | None) -> Location:
     raise LocateError(MISSING_LOCATION)
 
 
-def swiftpm_store_candidates(package: Path) -> list[Path]:
-    """Every index store SwiftPM or sourcekit-lsp may have written for this package."""
-    build = package / ".build"
-    found: list[Path] = []
-    for base in (build, build / "index-build"):
-        if not base.is_dir():
-            continue
-        try:
-            children = sorted(base.iterdir())
-        except OSError:
-            continue
-        for child in children:
-            for config in ("debug", "release"):
-                store = child / config / "index" / "store"
-                if _is_store(store):
-                    found.append(store)
-    swiftbuild = build / "out" / "Products" / "Debug-linux" / "index" / "store"
-    if _is_store(swiftbuild):
-        found.append(swiftbuild)
-    return found
-
-
-def _store_mtime(store: Path) -> int:
-    return units_mtime_ns(store)
-
-
 def _locate_swiftpm(package: Path) -> Location:
-    candidates = swiftpm_store_candidates(package)
-    if not candidates:
+    best = newest_swiftpm_store(str(package))
+    if best is None:
         raise LocateError(
             f"No index store for the Swift package at '{package}' (looked for "
             ".build/<triple>/debug/index/store). Build it first: "
             f"swift build --build-tests --package-path '{package}'"
         )
-    # sourcekit-lsp's own store (index-build) is used only when it is the newer one.
-    best = max(candidates, key=lambda store: (_store_mtime(store), "index-build" not in store.parts))
-    return Location(best.resolve(), package.resolve(), ProjectKind.SWIFTPM)
+    return Location(Path(best).resolve(), package.resolve(), ProjectKind.SWIFTPM)
 
 
 def derived_data_base(project: Path | None = None) -> Path:
