@@ -533,8 +533,8 @@ def test_the_import_light_project_kinds_are_the_vocabularys() -> None:
     """The session-start hook compares plain strings; everyone else compares ProjectKind."""
     from xcindex.project import candidates
 
-    assert candidates.SWIFTPM == ProjectKind.SWIFTPM.value
-    assert candidates.XCODE == ProjectKind.XCODE.value
+    assert ProjectKind.SWIFTPM.value == candidates.SWIFTPM
+    assert ProjectKind.XCODE.value == candidates.XCODE
     project = Project("/work/App.xcodeproj", ProjectKind.XCODE)
     assert project.kind is ProjectKind.XCODE
     assert (project.name, project.root_folder) == ("App", "/work")
