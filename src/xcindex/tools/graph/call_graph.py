@@ -190,7 +190,7 @@ def overridden_closures(db: Database, symbol_ids: Iterable[int]) -> dict[int, se
     direct: dict[int, set[int]] = {}
     frontier = set(symbol_ids)
     for _ in range(MAX_OVERRIDE_DEPTH):
-        todo = frontier - direct.keys()
+        todo = {sid for sid in frontier if sid not in direct}
         if not todo:
             break
         found = overridden(db, todo)

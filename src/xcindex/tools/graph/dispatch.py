@@ -135,7 +135,7 @@ class Dispatch:
         """Each symbol's owner (an accessor's is its property's), None for a global or a
         symbol the index declares nowhere."""
         asked = list(symbol_ids)
-        wanted = set(asked) - self._owners.keys()
+        wanted = {sid for sid in asked if sid not in self._owners}
         if wanted:
             parents = {
                 sid: min(found) for sid, found in related_through(self.db, wanted, Role.REL_CHILDOF).items()
@@ -171,8 +171,16 @@ class Dispatch:
         self._learn_kinds([symbol_id])
         return self._kinds.get(symbol_id, 0)
 
+    def kinds(self, symbol_ids: Iterable[int]) -> dict[int, int]:
+        """Each symbol's kind (0 for one the index does not declare), read in one batch."""
+        asked = list(symbol_ids)
+        self._learn_kinds(asked)
+        return {sid: self._kinds.get(sid, 0) for sid in asked}
+
     def _learn_kinds(self, symbol_ids: Iterable[int]) -> None:
-        wanted = set(symbol_ids) - self._kinds.keys()
+        # Not `set(ids) - self._kinds.keys()`: that walks every key known so far, on each
+        # call (a hub file's reach asked 40,000 times: 6 s at the benchmark's L).
+        wanted = {sid for sid in symbol_ids if sid not in self._kinds}
         if wanted:
             self._kinds.update((sid, symbol.kind) for sid, symbol in self.db.symbols_by_ids(wanted).items())
 
@@ -182,12 +190,12 @@ class Dispatch:
         """Each type's supertypes, transitively: superclasses, protocols it conforms to (in
         its declaration or an extension), the protocols those refine."""
         asked = list(type_ids)
-        wanted = set(asked) - self._supertypes.keys()
+        wanted = {type_id for type_id in asked if type_id not in self._supertypes}
         if wanted:
             direct: dict[int, set[int]] = {}
             frontier = set(wanted)
             for _ in range(_MAX_DEPTH):
-                todo = frontier - direct.keys()
+                todo = {type_id for type_id in frontier if type_id not in direct}
                 if not todo:
                     break
                 extensions = extensions_of(self.db, todo)

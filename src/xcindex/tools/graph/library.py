@@ -398,7 +398,7 @@ def demangled(usrs: Iterable[str]) -> dict[str, str]:
     for the process: a USR always reads the same."""
     wanted = {usr for usr in usrs if usr.startswith("s:")}
     with _demangle_lock:
-        todo = sorted(wanted - _demangled.keys())
+        todo = sorted(usr for usr in wanted if usr not in _demangled)
         if todo:
             tool = find_swift_demangle()
             lines: list[str] = []

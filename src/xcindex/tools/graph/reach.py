@@ -37,6 +37,7 @@ from xcindex.indexstore.graph_queries import (
     generic_declarations,
     members_of,
     related_through,
+    users_by_symbol,
     users_of,
     written_occurrences,
 )
@@ -120,6 +121,9 @@ class _Graph:
         self.held_elsewhere: set[int] = set()
         """What the last expansion found between a dispatch point and the code holding a value."""
         self._held_reach: dict[int, set[int]] = {}
+        self._up: dict[int, frozenset[int]] = {}
+        """symbol → what uses it (and an accessor's property), read once for the question: the
+        upward closures of a hub's many implementations share most of their edges."""
         self._leading: dict[frozenset[int], set[int]] = {}
 
     def expand(self, frontier: set[int]) -> Iterator[tuple[set[int], Via]]:
@@ -128,7 +132,8 @@ class _Graph:
             {p for found in related_through(self.db, frontier, Role.REL_ACCESSOROF).values() for p in found},
             (Via.DIRECT_CALL),
         )
-        types = {sid for sid in frontier if self.dispatch.kind(sid) in TYPE_KINDS}
+        kinds = self.dispatch.kinds(frontier)
+        types = {sid for sid, kind in kinds.items() if kind in TYPE_KINDS}
         if types:
             yield subtypes(self.db, types), Via.DIRECT_CALL
         bases = overridden_closures(self.db, frontier)
@@ -220,9 +225,13 @@ class _Graph:
         found = set(symbols)
         frontier = set(symbols)
         while frontier:
-            following = users_of(self.db, frontier) | {
-                p for ps in related_through(self.db, frontier, Role.REL_ACCESSOROF).values() for p in ps
-            }
+            unknown = [symbol for symbol in frontier if symbol not in self._up]
+            if unknown:
+                users = users_by_symbol(self.db, unknown)
+                properties = related_through(self.db, unknown, Role.REL_ACCESSOROF)
+                for symbol in unknown:
+                    self._up[symbol] = frozenset(users.get(symbol, set()) | properties.get(symbol, set()))
+            following = {user for symbol in frontier for user in self._up[symbol]}
             frontier = following - found
             found |= frontier
         return found

@@ -538,6 +538,7 @@ def select_tests(db: Database, reached: dict[int, Via], executables: Iterable[st
     """The covering tests of a reach and their commands."""
     tests = covering_tests(db, reached)
     project = project_tests(db)
-    surest = [t for t in tests if t.via is min(t.via for t in tests)] if tests else []
+    best = min((t.via for t in tests), default=None)
+    surest = [t for t in tests if t.via is best]
     likely = command_for(project, surest) if surest and len(surest) < len(tests) else None
     return TestSelection(tuple(tests), command_for(project, tests), likely, tuple(sorted(executables)))
