@@ -304,6 +304,21 @@ class ReadSide:
             )
         ]
 
+    def positions_in_file(self, path: str) -> set[tuple[int, int]]:
+        """Where the index has an occurrence in the file, (line, column): what plan_rename's
+        whole-tree scan asks of each file naming the old name (a row object per occurrence
+        was most of a plan's time on a large package)."""
+        return {
+            (int(line), int(col))
+            for line, col in self._conn.execute(
+                "SELECT DISTINCT o.line, o.col FROM files f JOIN unit_records ur ON ur.file_id = f.id"
+                " JOIN units u ON u.id = ur.unit_id AND u.live = 1"
+                + RECORD_OCCURRENCES.format(record="ur.record_id")
+                + " WHERE f.path = ?",
+                (path,),
+            )
+        }
+
     def live_files(self) -> list[tuple[str, int, str, str, bool]]:
         """(path, newest unit mtime, module, target, is_test) of every live main file."""
         return [

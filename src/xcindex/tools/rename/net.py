@@ -17,7 +17,7 @@ from xcindex.indexstore.database import Database
 from xcindex.tools.rename.answer import RenamePlan, with_warnings
 from xcindex.tools.rename.checks import requirement_protocols
 from xcindex.tools.rename.names import base_name, is_identifier
-from xcindex.tools.rename.scan import local_conformances, scan_tree, unproven_warnings
+from xcindex.tools.rename.scan import RealPaths, local_conformances, scan_tree, unproven_warnings
 from xcindex.tools.rename.visibility import Visibility
 
 
@@ -31,14 +31,15 @@ def with_safety_net(db: Database, plan: RenamePlan, root: Path | None) -> Rename
         return plan
     covered = {(os.path.realpath(r.path), r.line, r.column) for r in plan.ranges}
     by_real: dict[str, str] = {}
+    real_path = RealPaths()
     for path, *_rest in db.live_files():
-        by_real.setdefault(os.path.realpath(path), path)
+        by_real.setdefault(real_path(path), path)
 
     def indexed_positions(real: str) -> set[tuple[int, int]] | None:
         path = by_real.get(real)
         if path is None:
             return None
-        return {(occ.line, occ.column) for occ in db.occurrences_in_file(path)}
+        return db.positions_in_file(path)
 
     found = scan_tree(root, name, covered, indexed_positions)
     usrs = [usr for usr, *_where in plan.definitions]

@@ -69,6 +69,23 @@ def swift_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
+class RealPaths:
+    """`os.path.realpath` of many files in few folders: each folder resolved once, a file
+    itself only when it is a symbolic link (realpath stats every part of every path: a fifth
+    of a plan's time on a large package)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        folder, name = os.path.split(os.fspath(path))
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = os.path.realpath(folder)
+        joined = os.path.join(real_folder, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
+
+
 def _is_manifest(path: Path) -> bool:
     """A SwiftPM manifest (`Package.swift`, `Package@swift-5.9.swift`) is compiled against
     PackageDescription alone, never with the package's modules: a name in it (`name:`,
@@ -144,6 +161,7 @@ def scan_tree(
     index records any occurrence in that file (None when the file is not indexed): code
     there is some other symbol, proven unrelated."""
     name = old_name.encode("utf-8")
+    real_path = RealPaths()
     unproven: list[Mention] = []
     text: list[Mention] = []
     scanned = 0
@@ -157,7 +175,7 @@ def scan_tree(
         scanned += 1
         if name not in data:
             continue
-        real = os.path.realpath(path)
+        real = real_path(path)
         if _is_manifest(path) and indexed_positions(real) is None:
             continue
         known: set[tuple[int, int]] | None = None
