@@ -171,10 +171,12 @@ class _Graph:
         for index, row in enumerate(points):
             by_base.setdefault(row.callee_id, []).append(index)
         found: set[int] = set()
+        callers: dict[int, tuple[set[int], set[int]]] = {}
         for implementation, its_bases in bases.items():
             owner = owners.get(implementation)
             generic: set[int] = set()
             named: set[int] = set()
+            callers[implementation] = (generic, named)
             for base in its_bases:
                 for index in by_base.get(base, ()):
                     row = points[index]
@@ -187,6 +189,9 @@ class _Graph:
                         generic.add(row.caller_id)
                     else:
                         named.add(row.caller_id)
+        self._prefetch_holding([implementation for implementation, (_g, named) in callers.items() if named])
+        self._prefetch_up([named for _generic, named in callers.values() if named])
+        for implementation, (generic, named) in callers.items():
             if generic:
                 found |= self._binding(implementation, generic)
             if named:
@@ -198,6 +203,36 @@ class _Graph:
                 found |= meeting
                 self.held_elsewhere |= leading - meeting
         return found
+
+    def _prefetch_holding(self, implementations: list[int]) -> None:
+        """Read what `_holding_reach` asks of each implementation's holders (their owners, and
+        what uses them) for all of them at once: a hub's reach asks it of hundreds of types."""
+        owners = self.dispatch.owners(implementations)
+        todo = {
+            o.type_id: sid for sid, o in owners.items() if o is not None and o.type_id not in self._held_reach
+        }
+        holders = {h for sid in todo.values() for h in holding(self.db, self.dispatch, sid)}
+        self.dispatch.owners(holders)
+        self._prefetch_up([holders])
+
+    def _prefetch_up(self, groups: list[set[int]]) -> None:
+        """The upward edges of everything `_upward` will reach from these groups, read a level
+        at a time for all of them together."""
+        seen: set[int] = set().union(*groups) if groups else set()
+        frontier = set(seen)
+        while frontier:
+            self._learn_up(frontier)
+            following = {user for symbol in frontier for user in self._up[symbol]}
+            frontier = {symbol for symbol in following if symbol not in seen}
+            seen |= frontier
+
+    def _learn_up(self, symbols: set[int]) -> None:
+        unknown = [symbol for symbol in symbols if symbol not in self._up]
+        if unknown:
+            users = users_by_symbol(self.db, unknown)
+            properties = related_through(self.db, unknown, Role.REL_ACCESSOROF)
+            for symbol in unknown:
+                self._up[symbol] = frozenset(users.get(symbol, set()) | properties.get(symbol, set()))
 
     def _holding_reach(self, implementation: int) -> set[int]:
         """The code holding a value of the implementation's type (and every member of a type
@@ -225,12 +260,7 @@ class _Graph:
         found = set(symbols)
         frontier = set(symbols)
         while frontier:
-            unknown = [symbol for symbol in frontier if symbol not in self._up]
-            if unknown:
-                users = users_by_symbol(self.db, unknown)
-                properties = related_through(self.db, unknown, Role.REL_ACCESSOROF)
-                for symbol in unknown:
-                    self._up[symbol] = frozenset(users.get(symbol, set()) | properties.get(symbol, set()))
+            self._learn_up(frontier)
             following = {user for symbol in frontier for user in self._up[symbol]}
             frontier = following - found
             found |= frontier
