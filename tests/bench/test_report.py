@@ -18,7 +18,9 @@ def test_the_real_scale_is_reported_beside_the_generated_scales() -> None:
     assert generated, "… and one of the generated scales"
     merged = merge([generated[-1], real[-1]])
     text = render_markdown(merged)
-    assert "### Scale S" in text
+    assert merged["scales"]
+    for scale in merged["scales"]:
+        assert f"### Scale {scale}" in text
     assert "### The real scale: the corpus packages" in text
     for name in merged["real"]:
         section = text.split(f"**{name}**", 1)[1].split("**", 1)[0]
