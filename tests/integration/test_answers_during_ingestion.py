@@ -4,14 +4,16 @@ and never names a site the complete answer would not; once the ingestion ends, a
 complete and equal to a cold cache's.
 
 The store is the benchmark's S package (real build, real libIndexStore). Its ingestion is
-held open by the one fake here, `XCINDEX_TEST_SLOW_INGEST_S` (the worker sleeps before each
-batch of records): a store big enough to take that long on its own takes many minutes to
-build on a small machine. One worker, so batches land one after another.
+held open by the fakes here, `XCINDEX_TEST_SLOW_INGEST_S` (the worker sleeps before each
+batch of records) and a finish held open (the end of the ingestion, after its records, waits
+before making the units live): a store big enough to take that long on its own takes many
+minutes to build on a small machine. One worker, so batches land one after another.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import anyio
@@ -21,6 +23,7 @@ from bench.build import BuiltPackage, bench_dir, prepare_package
 from tests.scoring import measured
 from xcindex import Engine, EngineConfig, FindSymbolAnswer, SitesAnswer
 from xcindex.indexstore.worker import SLOW_INGEST_ENV
+from xcindex.indexstore.writer import WriteSide
 from xcindex.vocabulary import Completeness, WarningCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.toolchain]
@@ -133,3 +136,55 @@ async def test_an_empty_answer_during_a_first_ingestion_says_indexing(
     done, _, files = progress_of(found)
     assert (done, files) == (0, 0)
     assert found.to_json()["completeness"] == "indexing"
+
+
+FINISH_BOUND_S = 2.0
+
+
+async def _ask_during_a_held_finish(
+    store: str, monkeypatch: pytest.MonkeyPatch, hold_bounds: float
+) -> tuple[FindSymbolAnswer, float, float]:
+    """find_symbol asked as a first ingestion starts, its finish held until `hold_bounds`
+    bounds after the question: (the answer, seconds waited, when the finish began)."""
+    asked = time.monotonic()
+    entered: list[float] = []
+    original = WriteSide.recompute_live_units
+
+    def held(self: WriteSide) -> None:  # the fake: the finish of XL's 6,006 records takes 2 s
+        entered.append(time.monotonic() - asked)
+        time.sleep(max(0.0, asked + hold_bounds * FINISH_BOUND_S - time.monotonic()))
+        original(self)
+
+    monkeypatch.setattr(WriteSide, "recompute_live_units", held)
+    async with Engine(EngineConfig(reconcile=False, first_answer_wait_s=FINISH_BOUND_S)) as engine:
+        asked = time.monotonic()
+        found = await engine.find_symbol("Base0", index_store_path=store)
+        waited = time.monotonic() - asked
+    assert entered, "the ingestion never finished"
+    assert entered[0] < FINISH_BOUND_S, f"the records took {entered[0]:.1f} s: the bound ended before the finish"
+    return found, waited, entered[0]
+
+
+async def test_a_bound_ending_while_the_ingestion_finishes_waits_for_the_complete_answer(
+    s_package: BuiltPackage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every record in, the bound over: the complete answer is a finish away, and an early
+    one would cover no file. It waits once more as long, then answers early after all."""
+    store = str(s_package.store)
+    monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "reference"))
+    async with Engine(EngineConfig(reconcile=False)) as engine:
+        reference = await engine.find_symbol("Base0", index_store_path=store)
+    assert reference.matches and reference.freshness.completeness is Completeness.COMPLETE
+
+    monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "held-finish"))
+    found, waited, _ = await _ask_during_a_held_finish(store, monkeypatch, 1.5)
+    assert found.freshness.completeness is Completeness.COMPLETE, found.to_json()
+    assert found.to_json() == reference.to_json()
+    assert FINISH_BOUND_S < waited < 2 * FINISH_BOUND_S
+
+    monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "long-finish"))
+    found, waited, _ = await _ask_during_a_held_finish(store, monkeypatch, 3.0)
+    assert found.freshness.completeness is Completeness.INDEXING
+    done, total, _ = progress_of(found)
+    assert 0 < done == total, "the early answer says it came while finishing"
+    assert 2 * FINISH_BOUND_S <= waited < 3 * FINISH_BOUND_S
