@@ -14,7 +14,9 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from xcindex.project.realpaths import RealPaths
 from xcindex.project.watch import skipped
 
 DESCRIPTION = "description.json"
@@ -142,23 +144,39 @@ def build_dir_for_store(store_path: Path) -> Path:
     return store_path.parent.parent
 
 
-def load_dependencies(build_dir: Path) -> dict[str, tuple[str, ...]]:
-    """Module → the modules it depends on (the build description's `targetDependencyMap`)."""
+def load_description(build_dir: Path) -> dict[str, Any]:
+    """SwiftPM's build description (2 MB at the benchmark's L: read it once per change).
+    Raises OSError/ValueError when it is missing or not a JSON object."""
     with open(build_dir / DESCRIPTION, encoding="utf-8") as handle:
-        found = json.load(handle).get("targetDependencyMap", {})
+        description = json.load(handle)
+    if not isinstance(description, dict):
+        raise ValueError(f"{build_dir / DESCRIPTION} is not a JSON object")
+    return description
+
+
+def load_dependencies(
+    build_dir: Path, description: dict[str, Any] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Module → the modules it depends on (the build description's `targetDependencyMap`)."""
+    if description is None:
+        description = load_description(build_dir)
+    found = description.get("targetDependencyMap", {})
     return {str(k): tuple(str(v) for v in vs) for k, vs in found.items()} if isinstance(found, dict) else {}
 
 
-def load_invocations(build_dir: Path) -> dict[str, ModuleInvocation]:
+def load_invocations(
+    build_dir: Path, description: dict[str, Any] | None = None
+) -> dict[str, ModuleInvocation]:
     """Every Swift source of the build, by its path (as the build spelled it and by real
     path), with its module's invocation. Raises OSError/ValueError when the description
     is missing or not what SwiftPM writes."""
-    with open(build_dir / DESCRIPTION, encoding="utf-8") as handle:
-        description = json.load(handle)
+    if description is None:
+        description = load_description(build_dir)
     commands = description.get("swiftCommands")
     if not isinstance(commands, dict):
         raise ValueError(f"{build_dir / DESCRIPTION} has no swiftCommands")
     by_file: dict[str, ModuleInvocation] = {}
+    real_path = RealPaths()
     for command in commands.values():
         try:
             invocation = ModuleInvocation(
@@ -172,7 +190,7 @@ def load_invocations(build_dir: Path) -> dict[str, ModuleInvocation]:
             raise ValueError(f"{build_dir / DESCRIPTION}: unexpected command shape ({error!r})") from None
         for source in invocation.sources:
             by_file[source] = invocation
-            by_file.setdefault(os.path.realpath(source), invocation)
+            by_file.setdefault(real_path(source), invocation)
     return by_file
 
 
@@ -229,8 +247,9 @@ class SourceMap:
     ) -> SourceMap:
         modules: dict[str, list[str]] = {}
         invocations: dict[str, ModuleInvocation] = {}
+        real_path = RealPaths()
         for source, invocation in by_file.items():
-            if "/.build/" in source or source != os.path.realpath(source):
+            if "/.build/" in source or source != real_path(source):
                 continue  # generated (test discovery), or a second spelling of a path
             modules.setdefault(invocation.module_name, []).append(source)
             invocations[invocation.module_name] = invocation
@@ -281,7 +300,8 @@ class SourceMap:
         if owner is None:
             return None
         current = self.as_it_is_now(owner, built_ns=built_ns, also=also)
-        known = {os.path.realpath(source) for source in current.sources}
+        real_path = RealPaths()
+        known = {real_path(source) for source in current.sources}
         if os.path.realpath(path) in known:
             return current
         return replace(current, sources=(*current.sources, path))
@@ -295,7 +315,8 @@ class SourceMap:
         `also` (files that appeared since the process first looked: moved, or copied with
         their times kept)."""
         listed = [source for source in owner.sources if os.path.exists(source)]
-        known = {os.path.realpath(source) for source in listed}
+        real_path = RealPaths()
+        known = {real_path(source) for source in listed}
         folder = self.folder_of(owner)
         added: list[str] = []
         if folder is not None:
@@ -303,7 +324,7 @@ class SourceMap:
                 folders[:] = [name for name in folders if not skipped(name)]
                 for name in sorted(files):
                     candidate = os.path.join(current, name)
-                    if not name.endswith(".swift") or os.path.realpath(candidate) in known:
+                    if not name.endswith(".swift") or real_path(candidate) in known:
                         continue
                     if _mtime_ns(candidate) > built_ns or candidate in also:
                         added.append(candidate)

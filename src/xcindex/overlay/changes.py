@@ -21,6 +21,7 @@ from xcindex.indexstore.database import Database
 from xcindex.indexstore.model import Role
 from xcindex.indexstore.writer import failed_compile
 from xcindex.overlay.arguments import SourceMap
+from xcindex.project.realpaths import RealPaths
 from xcindex.project.watch import TreeWatch, is_source, sweep
 
 
@@ -242,7 +243,8 @@ class _Live:
         return self._db.derived("newest_build_unit", self._db.newest_build_unit_mtime)
 
     def _by_real_path(self) -> dict[str, tuple[str, int]]:
-        return {os.path.realpath(p): (p, m) for p, m, *_ in self._db.live_files()}
+        real_path = RealPaths()
+        return {real_path(p): (p, m) for p, m, *_ in self._db.live_files()}
 
 
 def classify(db: Database, job: ToClassify) -> Classified:

@@ -32,6 +32,7 @@ from xcindex.overlay.arguments import (
     build_dir_for_store,
     description_mtime_ns,
     load_dependencies,
+    load_description,
     load_invocations,
 )
 from xcindex.overlay.changes import declared_in, users_of_namesakes, users_of_orphans
@@ -351,9 +352,12 @@ class OverlayCompiler:
             return None
         if self._sources is None or self._sources[0] != stamp:
             try:
+                description = load_description(build_dir)
                 self._sources = (
                     stamp,
-                    SourceMap.from_invocations(load_invocations(build_dir), load_dependencies(build_dir)),
+                    SourceMap.from_invocations(
+                        load_invocations(build_dir, description), load_dependencies(build_dir, description)
+                    ),
                 )
             except (OSError, ValueError):
                 return None

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from xcindex.errors import CodedError, XcindexError
 from xcindex.indexstore.database import Database
+from xcindex.project.realpaths import RealPaths
 from xcindex.tools.common import AnswerWarning
 from xcindex.vocabulary import ProjectKind, WarningCode
 
@@ -114,13 +115,11 @@ def built_elsewhere(db: Database, project: str, kind: ProjectKind) -> BuiltElsew
 def _under(paths: list[str], root: str) -> set[str]:
     """The paths whose real path is under `root` (one realpath per folder, not per file)."""
     top = root.rstrip("/") + "/"
-    real_dirs: dict[str, str] = {}
+    real_path = RealPaths()
     found: set[str] = set()
     for path in paths:
         folder, name = os.path.split(path)
-        if folder not in real_dirs:
-            real_dirs[folder] = os.path.realpath(folder)
-        if os.path.join(real_dirs[folder], name).startswith(top):
+        if os.path.join(real_path.folder(folder), name).startswith(top):
             found.add(path)
     return found
 

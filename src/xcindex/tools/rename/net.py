@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from xcindex.indexstore.database import Database
+from xcindex.project.realpaths import RealPaths
 from xcindex.tools.rename.answer import RenamePlan, with_warnings
 from xcindex.tools.rename.checks import requirement_protocols
 from xcindex.tools.rename.names import base_name, is_identifier
-from xcindex.tools.rename.scan import RealPaths, local_conformances, scan_tree, unproven_warnings
+from xcindex.tools.rename.scan import local_conformances, scan_tree, unproven_warnings
 from xcindex.tools.rename.visibility import Visibility
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from xcindex.project.realpaths import RealPaths
 from xcindex.swift.lexer import Kind, blank_bytes, byte_spans
 from xcindex.tools.shapes import MentionJson
 from xcindex.vocabulary import WarningCode
@@ -67,23 +68,6 @@ def swift_files(root: Path) -> Iterator[Path]:
         for name in sorted(files):
             if name.endswith(".swift"):
                 yield Path(folder) / name
-
-
-class RealPaths:
-    """`os.path.realpath` of many files in few folders: each folder resolved once, a file
-    itself only when it is a symbolic link (realpath stats every part of every path: a fifth
-    of a plan's time on a large package)."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-
-    def __call__(self, path: str | os.PathLike[str]) -> str:
-        folder, name = os.path.split(os.fspath(path))
-        real_folder = self._folders.get(folder)
-        if real_folder is None:
-            real_folder = self._folders[folder] = os.path.realpath(folder)
-        joined = os.path.join(real_folder, name)
-        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
 def _is_manifest(path: Path) -> bool:
