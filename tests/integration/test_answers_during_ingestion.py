@@ -161,7 +161,9 @@ async def _ask_during_a_held_finish(
         found = await engine.find_symbol("Base0", index_store_path=store)
         waited = time.monotonic() - asked
     assert entered, "the ingestion never finished"
-    assert entered[0] < FINISH_BOUND_S, f"the records took {entered[0]:.1f} s: the bound ended before the finish"
+    assert entered[0] < FINISH_BOUND_S, (
+        f"the records took {entered[0]:.1f} s: the bound ended before the finish"
+    )
     return found, waited, entered[0]
 
 
@@ -174,7 +176,8 @@ async def test_a_bound_ending_while_the_ingestion_finishes_waits_for_the_complet
     monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "reference"))
     async with Engine(EngineConfig(reconcile=False)) as engine:
         reference = await engine.find_symbol("Base0", index_store_path=store)
-    assert reference.matches and reference.freshness.completeness is Completeness.COMPLETE
+    assert reference.matches
+    assert reference.freshness.completeness is Completeness.COMPLETE
 
     monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "held-finish"))
     found, waited, _ = await _ask_during_a_held_finish(store, monkeypatch, 1.5)

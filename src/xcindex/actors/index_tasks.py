@@ -27,7 +27,7 @@ from xcindex.errors import XcindexError
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.ingest import LiveUnits, refresh
 from xcindex.indexstore.pool import WorkerPool
-from xcindex.indexstore.writer import failed_compile
+from xcindex.indexstore.writer import FailedCompiles
 from xcindex.overlay.changes import ToClassify, classify, open_tree
 from xcindex.overlay.runner import OverlayCompiler, after_refresh
 
@@ -147,8 +147,9 @@ async def follow_watch(loop: Loop, fd: int) -> None:
 
 
 def _failed_compiles(db: Database) -> tuple[str, ...]:
-    """The files whose live unit a failed compile wrote (one stat per live unit)."""
-    return tuple(sorted(path for path, output in db.live_output_files().items() if failed_compile(output)))
+    """The files whose live unit a failed compile wrote (one listing per object folder)."""
+    failed = FailedCompiles()
+    return tuple(sorted(path for path, output in db.live_output_files().items() if failed(output)))
 
 
 def _one_error(error: Exception) -> Exception:

@@ -57,6 +57,29 @@ def failed_compile(output_file: str) -> bool:
     return not os.path.exists(output_file) and os.path.isdir(os.path.dirname(output_file))
 
 
+class FailedCompiles:
+    """`failed_compile` for many units: each object folder listed once, rather than a stat
+    per unit (8 % of a cached start's busy time at the benchmark's L). Same answers, except
+    that an object file that is a dangling symbolic link counts as written."""
+
+    def __init__(self) -> None:
+        self._listed: dict[str, frozenset[str] | None] = {}
+
+    def __call__(self, output_file: str) -> bool:
+        if not output_file or INDEX_BUILD in output_file:
+            return False
+        folder, name = os.path.split(output_file)
+        if folder not in self._listed:
+            try:
+                self._listed[folder] = frozenset(os.listdir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                self._listed[folder] = None  # no folder: a build moved or copied elsewhere
+            except OSError:
+                return failed_compile(output_file)
+        listed = self._listed[folder]
+        return listed is not None and name not in listed
+
+
 def connect(path: str) -> sqlite3.Connection:
     """A connection as every xcindex writer uses it (WAL, autocommit, waits for the lock)."""
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=120)
@@ -400,6 +423,7 @@ class WriteSide:
             # since. It is answered from (index_built_elsewhere says so), not emptied.
             foreign = set()
         newest: dict[int, tuple[bool, int, int]] = {}
+        failed = FailedCompiles()
         for unit_id, mtime, main_file_id, path, is_system, output_file in rows:
             if (
                 is_system
@@ -410,7 +434,7 @@ class WriteSide:
                 or int(unit_id) in foreign
             ):
                 continue
-            rank = (not failed_compile(str(output_file)), int(mtime), int(unit_id))
+            rank = (not failed(str(output_file)), int(mtime), int(unit_id))
             best = newest.get(main_file_id)
             if best is None or rank > best:
                 newest[main_file_id] = rank

@@ -165,7 +165,7 @@ def load_dependencies(
 
 
 def load_invocations(
-    build_dir: Path, description: dict[str, Any] | None = None
+    build_dir: Path, description: dict[str, Any] | None = None, real_path: RealPaths | None = None
 ) -> dict[str, ModuleInvocation]:
     """Every Swift source of the build, by its path (as the build spelled it and by real
     path), with its module's invocation. Raises OSError/ValueError when the description
@@ -176,7 +176,7 @@ def load_invocations(
     if not isinstance(commands, dict):
         raise ValueError(f"{build_dir / DESCRIPTION} has no swiftCommands")
     by_file: dict[str, ModuleInvocation] = {}
-    real_path = RealPaths()
+    real_path = real_path or RealPaths()
     for command in commands.values():
         try:
             invocation = ModuleInvocation(
@@ -243,11 +243,14 @@ class SourceMap:
 
     @classmethod
     def from_invocations(
-        cls, by_file: dict[str, ModuleInvocation], dependencies: dict[str, tuple[str, ...]] | None = None
+        cls,
+        by_file: dict[str, ModuleInvocation],
+        dependencies: dict[str, tuple[str, ...]] | None = None,
+        real_path: RealPaths | None = None,
     ) -> SourceMap:
         modules: dict[str, list[str]] = {}
         invocations: dict[str, ModuleInvocation] = {}
-        real_path = RealPaths()
+        real_path = real_path or RealPaths()
         for source, invocation in by_file.items():
             if "/.build/" in source or source != real_path(source):
                 continue  # generated (test discovery), or a second spelling of a path

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from xcindex.indexstore.database import Database
 from xcindex.indexstore.model import Role
-from xcindex.indexstore.writer import failed_compile
+from xcindex.indexstore.writer import FailedCompiles
 from xcindex.overlay.arguments import SourceMap
 from xcindex.project.realpaths import RealPaths
 from xcindex.project.watch import TreeWatch, is_source, sweep
@@ -315,8 +315,9 @@ def classify(db: Database, job: ToClassify) -> Classified:
     # A unit newer than its file may come from a failed compile (the file, or another of its
     # module, did not compile): its sites are not to be trusted; re-indexed, it is replaced.
     outputs = db.live_output_files([path for _, _, path in maybe_current]) if maybe_current else {}
+    failed = FailedCompiles()
     for touched, generation, path in maybe_current:
-        if failed_compile(outputs.get(path, "")):
+        if failed(outputs.get(path, "")):
             edited.append(path)
         else:
             current.append((touched, generation))

@@ -37,6 +37,7 @@ from xcindex.overlay.arguments import (
 )
 from xcindex.overlay.changes import declared_in, users_of_namesakes, users_of_orphans
 from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, emit_modules, index_file
+from xcindex.project.realpaths import RealPaths
 from xcindex.vocabulary import WarningCode
 
 log = get_logger(__name__)
@@ -353,12 +354,10 @@ class OverlayCompiler:
         if self._sources is None or self._sources[0] != stamp:
             try:
                 description = load_description(build_dir)
-                self._sources = (
-                    stamp,
-                    SourceMap.from_invocations(
-                        load_invocations(build_dir, description), load_dependencies(build_dir, description)
-                    ),
-                )
+                real_path = RealPaths()  # each source resolved once, for both
+                by_file = load_invocations(build_dir, description, real_path)
+                dependencies = load_dependencies(build_dir, description)
+                self._sources = (stamp, SourceMap.from_invocations(by_file, dependencies, real_path))
             except (OSError, ValueError):
                 return None
         return self._sources[1]

@@ -188,17 +188,31 @@ def newest_unit_mtime_ns(store: str | os.PathLike[str]) -> int | None:
 
 
 def _swift_files(root: str | os.PathLike[str]) -> Iterator[tuple[str, int]]:
-    """Every Swift file under `root` with its mtime: plain strings (a Path per file was a
-    third of the walk, which the session-start hook makes of the whole project)."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [name for name in dirs if name not in PRUNED_DIRS]
-        for name in files:
-            if name.endswith(".swift"):
-                path = os.path.join(folder, name)
+    """Every Swift file under `root` with its mtime, as `os.walk` finds them (folders that
+    are symbolic links are not entered), in plain strings and one `scandir` per folder (a
+    Path per file was a third of the walk, which the session-start hook makes of the whole
+    project; os.walk's lists a quarter of what was left)."""
+    pending = [os.fspath(root)]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
                 try:
-                    yield path, os.stat(path).st_mtime_ns
+                    is_dir = entry.is_dir()
                 except OSError:
-                    continue
+                    is_dir = False
+                if is_dir:
+                    if entry.name not in PRUNED_DIRS and not entry.is_symlink():
+                        pending.append(entry.path)
+                elif entry.name.endswith(".swift"):
+                    try:
+                        yield entry.path, entry.stat().st_mtime_ns
+                    except OSError:
+                        continue
 
 
 def swift_files_newer_than(root: str | os.PathLike[str], mtime_ns: int) -> list[str]:

@@ -20,6 +20,7 @@ class RealPaths:
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
+        self._files: dict[str, str] = {}
 
     def folder(self, folder: str) -> str:
         real = self._folders.get(folder)
@@ -40,8 +41,13 @@ class RealPaths:
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
         spelled = os.fspath(path)
-        folder, name = os.path.split(spelled)
-        if not name or name in (".", "..") or not os.path.isabs(spelled):
-            return os.path.realpath(spelled)
-        joined = os.path.join(self.folder(folder), name)
-        return os.path.realpath(joined) if os.path.islink(joined) else joined
+        real = self._files.get(spelled)
+        if real is None:
+            folder, name = os.path.split(spelled)
+            if not name or name in (".", "..") or not os.path.isabs(spelled):
+                real = os.path.realpath(spelled)
+            else:
+                joined = os.path.join(self.folder(folder), name)
+                real = os.path.realpath(joined) if os.path.islink(joined) else joined
+            self._files[spelled] = real
+        return real
