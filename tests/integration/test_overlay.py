@@ -305,3 +305,42 @@ async def test_a_store_without_build_description_stays_stale_with_overlay_unavai
     finally:
         source.write_text(original, encoding="utf-8")
     assert tree_snapshot(built_copy / ".build") == before
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_module_written_back_as_built_is_not_emitted_for_the_files_that_import_it(
+    built_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CanaryFeatures imports CanaryCore. An edit to a CanaryCore file that was undone (its
+    time new, its content the build's) leaves CanaryCore as built: a CanaryFeatures edit is
+    compiled against the build's module, with no CanaryCore emitted into the overlay (at L
+    that emission took 51 s). A real change to it still is emitted."""
+    monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    root = str(built_copy)
+    profile, app = built_copy / PROFILE, built_copy / APP
+    originals = {profile: profile.read_bytes(), app: app.read_bytes()}
+    # Every source as the build compiled it (earlier tests wrote their edits back): its time
+    # before the build's, as a checkout keeps it, so the first ingestion reads what each unit indexed.
+    store = next((built_copy / ".build").glob("*-unknown-linux-gnu/debug/index/store"))
+    before = (build_dir_for_store(store) / "description.json").stat().st_mtime_ns - 60 * 10**9
+    for source in [*built_copy.glob("Sources/**/*.swift"), *built_copy.glob("Tests/**/*.swift")]:
+        os.utime(source, ns=(before, before))
+
+    def emitted() -> list[Path]:
+        return sorted((tmp_path / "cache").glob("**/Modules/CanaryCore.stamp"))
+
+    try:
+        async with Engine(EngineConfig(overlay=True)) as engine:
+            await engine.settle(project_path=root)
+            app.write_bytes(originals[app])  # the edit undone: a new time, the build's content
+            profile.write_bytes(b"// one\n" + originals[profile])
+            assert (await engine.wait_for_fresh([str(profile)], project_path=root, timeout_s=120)).fresh
+            assert emitted() == [], "CanaryCore was emitted though its files are as built"
+
+            app.write_bytes(originals[app] + b"\n// changed\n")
+            profile.write_bytes(b"// two\n" + originals[profile])
+            assert (await engine.wait_for_fresh([str(profile)], project_path=root, timeout_s=120)).fresh
+            assert len(emitted()) == 1, "a changed CanaryCore was not emitted"
+    finally:
+        for source, content in originals.items():
+            source.write_bytes(content)

@@ -112,6 +112,9 @@ CREATE TABLE IF NOT EXISTS failures (
 CREATE TABLE IF NOT EXISTS source_digests (
     file_id INTEGER PRIMARY KEY, unit_mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, digest BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS build_digests (
+    file_id INTEGER PRIMARY KEY, unit_mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, digest BLOB NOT NULL
+);
 """
 
 

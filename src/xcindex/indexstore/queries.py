@@ -120,6 +120,26 @@ class ReadSide:
         self._same[key] = same
         return same
 
+    def built_digests(self, paths: Iterable[str]) -> dict[str, tuple[int, bytes]]:
+        """(size, content digest) of each of `paths` as its newest build unit compiled it
+        (writer.record_source_digests), for those where that is known; looked up as spelled
+        and by real path."""
+        found: dict[str, tuple[int, bytes]] = {}
+        for path in paths:
+            for spelled in dict.fromkeys((path, os.path.realpath(path))):
+                try:
+                    row = self._conn.execute(
+                        "SELECT b.size, b.digest FROM build_digests b JOIN files f ON f.id = b.file_id"
+                        " WHERE f.path = ?",
+                        (spelled,),
+                    ).fetchone()
+                except sqlite3.OperationalError:
+                    return {}  # a reader opened on a database from before the table
+                if row is not None:
+                    found[path] = (int(row[0]), bytes(row[1]))
+                    break
+        return found
+
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`'s value, kept until this connection or another one changes the
         database (a refresh, an overlay, a worker's records). For whole-project facts that

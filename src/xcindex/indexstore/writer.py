@@ -375,22 +375,46 @@ class WriteSide:
         ).fetchall()
         put: list[tuple[int, int, int, bytes]] = []
         drop: list[tuple[int]] = []
+        read: dict[tuple[int, int], tuple[int, bytes] | None] = {}
         for file_id, path, unit_mtime, known in rows:
             if known == unit_mtime:
                 continue
-            digest = _digest_if_not_newer(str(path), int(unit_mtime))
+            digest = read[(int(file_id), int(unit_mtime))] = _digest_if_not_newer(str(path), int(unit_mtime))
             if digest is None:
                 drop.append((int(file_id),))
             else:
                 put.append((int(file_id), int(unit_mtime), *digest))
-        if put or drop:
+        # The same for each file's newest unit of a build (the overlay's left out): the content
+        # its module was compiled from, which the overlay asks (`ReadSide.built_digests`) after
+        # the overlay's own unit has taken the file's place above.
+        built = self._conn.execute(
+            "SELECT f.id, f.path, max(u.mtime_ns), b.unit_mtime_ns FROM units u"
+            " JOIN files f ON f.id = u.main_file_id LEFT JOIN build_digests b ON b.file_id = f.id"
+            " WHERE u.is_system = 0 AND u.name NOT LIKE 'overlay:%' GROUP BY f.id"
+        ).fetchall()
+        put_built: list[tuple[int, int, int, bytes]] = []
+        drop_built: list[tuple[int]] = []
+        for file_id, path, unit_mtime, known in built:
+            if known == unit_mtime:
+                continue
+            key = (int(file_id), int(unit_mtime))
+            digest = read[key] if key in read else _digest_if_not_newer(str(path), int(unit_mtime))
+            if digest is None:
+                drop_built.append((int(file_id),))
+            else:
+                put_built.append((int(file_id), int(unit_mtime), *digest))
+        if put or drop or put_built or drop_built:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany("DELETE FROM source_digests WHERE file_id = ?", drop)
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO source_digests(file_id, unit_mtime_ns, size, digest) VALUES (?,?,?,?)",
-                    put,
-                )
+                for table, gone, kept in (
+                    ("source_digests", drop, put),
+                    ("build_digests", drop_built, put_built),
+                ):
+                    self._conn.executemany(f"DELETE FROM {table} WHERE file_id = ?", gone)
+                    self._conn.executemany(
+                        f"INSERT OR REPLACE INTO {table}(file_id, unit_mtime_ns, size, digest) VALUES (?,?,?,?)",
+                        kept,
+                    )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")

@@ -450,15 +450,28 @@ class OverlayCompiler:
         started = time.perf_counter()
         # The modules it imports whose files changed since the build: emitted as they are now.
         sources = self.source_map()
-        changed = (
-            []
-            if sources is None
-            else await anyio.to_thread.run_sync(
+        changed: list[ModuleInvocation] = []
+        if sources is not None:
+            built_ns = self._built_ns()
+            module = invocation.module_name
+            written = await anyio.to_thread.run_sync(
+                lambda: [s for s in sources.dependency_sources(module) if (_mtime(s) or 0) > built_ns]
+            )
+
+            async def as_built(db: Database) -> dict[str, tuple[int, bytes]]:
+                return await anyio.to_thread.run_sync(db.built_digests, written)
+
+            content = await use_database(as_built) if written else {}
+            modules = self.place.modules
+            changed = await anyio.to_thread.run_sync(
                 lambda: sources.changed_dependencies(
-                    invocation.module_name, built_ns=self._built_ns(), also=appeared
+                    invocation.module_name,
+                    built_ns=built_ns,
+                    also=appeared,
+                    as_built=content,
+                    emitted=lambda name: (modules / f"{name}.stamp").exists(),
                 )
             )
-        )
         if changed:
             failure = await emit_modules(changed, self.place, path)
             if failure is not None:
