@@ -308,18 +308,22 @@ class SourceMap:
         import it wait 51 s for that module to be emitted.)"""
         wanted = self.dependencies.get(module, ())
         as_built = as_built or {}
-        changed: list[ModuleInvocation] = []
+        modules: list[tuple[ModuleInvocation, bool]] = []
         for name in reversed(wanted):  # the map lists the nearest first; emit the deepest first
             invocation = self.module(name)
             if invocation is None:
                 continue
             current = self.as_it_is_now(invocation, built_ns=built_ns, also=also)
-            if current.sources != invocation.sources or any(
+            changed = current.sources != invocation.sources or any(
                 _mtime_ns(source) > built_ns and (emitted(name) or not _holds(source, as_built.get(source)))
                 for source in current.sources
-            ):
-                changed.append(current)
-        return changed
+            )
+            modules.append((current, changed))
+        if not any(changed for _, changed in modules):
+            return []  # the file is compiled against the build's modules alone
+        # The overlay's folder is searched first: a module emitted there earlier (before a
+        # build, say) is brought up to date too, or the file would see it as it was then.
+        return [current for current, changed in modules if changed or emitted(current.module_name)]
 
     def module_of(self, path: str) -> ModuleInvocation | None:
         found = self.by_file.get(path) or self.by_file.get(os.path.realpath(path))
