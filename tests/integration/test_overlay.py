@@ -314,7 +314,8 @@ async def test_a_module_written_back_as_built_is_not_emitted_for_the_files_that_
     """CanaryFeatures imports CanaryCore. An edit to a CanaryCore file that was undone (its
     time new, its content the build's) leaves CanaryCore as built: a CanaryFeatures edit is
     compiled against the build's module, with no CanaryCore emitted into the overlay (at L
-    that emission took 51 s). A real change to it still is emitted."""
+    that emission took 51 s). A real change to it still is emitted, and its copy removed once
+    the change is undone."""
     monkeypatch.setenv("XCINDEX_CACHE_DIR", str(tmp_path / "cache"))
     root = str(built_copy)
     profile, app = built_copy / PROFILE, built_copy / APP
@@ -341,6 +342,13 @@ async def test_a_module_written_back_as_built_is_not_emitted_for_the_files_that_
             profile.write_bytes(b"// two\n" + originals[profile])
             assert (await engine.wait_for_fresh([str(profile)], project_path=root, timeout_s=120)).fresh
             assert len(emitted()) == 1, "a changed CanaryCore was not emitted"
+
+            # Undone again: the copy emitted from the change would be found before the build's.
+            app.write_bytes(originals[app])
+            profile.write_bytes(b"// three\n" + originals[profile])
+            assert (await engine.wait_for_fresh([str(profile)], project_path=root, timeout_s=120)).fresh
+            assert emitted() == []
+            assert sorted((tmp_path / "cache").glob("**/Modules/CanaryCore.*")) == []
     finally:
         for source, content in originals.items():
             source.write_bytes(content)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -295,35 +295,33 @@ class SourceMap:
         built_ns: int,
         also: frozenset[str] = frozenset(),
         as_built: Mapping[str, tuple[int, bytes]] | None = None,
-        emitted: Callable[[str], bool] = lambda _name: False,
-    ) -> list[ModuleInvocation]:
+    ) -> tuple[list[ModuleInvocation], list[str]]:
         """The modules `module` depends on whose sources changed since the build (edited, new
-        or deleted), dependencies first: other modules see them as built until re-emitted.
+        or deleted), dependencies first, to emit (other modules see them as built until
+        re-emitted); and the names of the others, as built, whose copies emitted into the
+        overlay's folder earlier are to be removed (that folder is searched first).
 
         A source written since the build whose content is the one the build compiled
         (`as_built`: size and digest, from the database; `git checkout`, an edit undone) is
-        not a change, unless the module was `emitted` into the overlay since: the emitted
-        one would then be found before the build's, so it is emitted as it is now again.
-        (At the benchmark's L a restored file of a module made every edit in the modules that
-        import it wait 51 s for that module to be emitted.)"""
+        not a change. (At the benchmark's L such a file in a module made every edit in the
+        modules that import it wait 51 s for that module to be emitted.)"""
         wanted = self.dependencies.get(module, ())
         as_built = as_built or {}
-        modules: list[tuple[ModuleInvocation, bool]] = []
+        changed: list[ModuleInvocation] = []
+        unchanged: list[str] = []
         for name in reversed(wanted):  # the map lists the nearest first; emit the deepest first
             invocation = self.module(name)
             if invocation is None:
                 continue
             current = self.as_it_is_now(invocation, built_ns=built_ns, also=also)
-            changed = current.sources != invocation.sources or any(
-                _mtime_ns(source) > built_ns and (emitted(name) or not _holds(source, as_built.get(source)))
+            if current.sources != invocation.sources or any(
+                _mtime_ns(source) > built_ns and not _holds(source, as_built.get(source))
                 for source in current.sources
-            )
-            modules.append((current, changed))
-        if not any(changed for _, changed in modules):
-            return []  # the file is compiled against the build's modules alone
-        # The overlay's folder is searched first: a module emitted there earlier (before a
-        # build, say) is brought up to date too, or the file would see it as it was then.
-        return [current for current, changed in modules if changed or emitted(current.module_name)]
+            ):
+                changed.append(current)
+            else:
+                unchanged.append(name)
+        return changed, unchanged
 
     def module_of(self, path: str) -> ModuleInvocation | None:
         found = self.by_file.get(path) or self.by_file.get(os.path.realpath(path))

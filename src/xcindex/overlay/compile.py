@@ -12,6 +12,7 @@ after it: the driver leaves its `TemporaryDirectory.*` behind).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -182,6 +183,23 @@ def _module_stamp(invocation: ModuleInvocation) -> str:
         for source in invocation.sources
     ]
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+def remove_emitted(place: OverlayPlace, names: list[str]) -> None:
+    """Remove what was emitted into the overlay's Modules folder for these modules (their
+    `.swiftmodule`, `.swiftdoc`, `.swiftsourceinfo`, `.o` and stamp): they are as the build
+    compiled them again, and the folder is searched before the build's, so a copy emitted
+    from an edit since undone must not be found. (Module names hold no dot.)"""
+    for name in names:
+        try:
+            emitted = [entry.path for entry in os.scandir(place.modules) if entry.name.startswith(name + ".")]
+        except OSError:
+            return  # no folder: nothing was ever emitted
+        for path in emitted:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        if emitted:
+            log.info("overlay_module_removed", module=name, reason="its files are as the build compiled them")
 
 
 async def emit_modules(changed: list[ModuleInvocation], place: OverlayPlace, path: str) -> NotIndexed | None:

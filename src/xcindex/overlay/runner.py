@@ -36,7 +36,15 @@ from xcindex.overlay.arguments import (
     load_invocations,
 )
 from xcindex.overlay.changes import declared_in, users_of_namesakes, users_of_orphans
-from xcindex.overlay.compile import Indexed, NotIndexed, OverlayPlace, discard_run, emit_modules, index_file
+from xcindex.overlay.compile import (
+    Indexed,
+    NotIndexed,
+    OverlayPlace,
+    discard_run,
+    emit_modules,
+    index_file,
+    remove_emitted,
+)
 from xcindex.project.realpaths import RealPaths
 from xcindex.vocabulary import WarningCode
 
@@ -462,16 +470,12 @@ class OverlayCompiler:
                 return await anyio.to_thread.run_sync(db.built_digests, written)
 
             content = await use_database(as_built) if written else {}
-            modules = self.place.modules
-            changed = await anyio.to_thread.run_sync(
+            changed, built_alike = await anyio.to_thread.run_sync(
                 lambda: sources.changed_dependencies(
-                    invocation.module_name,
-                    built_ns=built_ns,
-                    also=appeared,
-                    as_built=content,
-                    emitted=lambda name: (modules / f"{name}.stamp").exists(),
+                    invocation.module_name, built_ns=built_ns, also=appeared, as_built=content
                 )
             )
+            await anyio.to_thread.run_sync(remove_emitted, self.place, built_alike)
         if changed:
             failure = await emit_modules(changed, self.place, path)
             if failure is not None:
