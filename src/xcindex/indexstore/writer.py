@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from xcindex.indexstore.content import content_digest
 from xcindex.indexstore.model import DependencyKind, RecordData, UnitInfo, keeps_relations, usr_hash
@@ -199,6 +200,27 @@ def _digest_if_not_newer(path: str, unit_mtime_ns: int) -> tuple[int, bytes] | N
     return len(data), content_digest(data)
 
 
+def _digests_to_write(
+    rows: Sequence[tuple[Any, ...]], read: dict[tuple[int, int], tuple[int, bytes] | None]
+) -> tuple[list[tuple[int, int, int, bytes]], list[tuple[int]]]:
+    """From (file id, path, unit mtime, the mtime its digest row is for) rows: the rows to
+    write and the files whose row goes. `read` keeps each (file, unit mtime) read once."""
+    put: list[tuple[int, int, int, bytes]] = []
+    drop: list[tuple[int]] = []
+    for file_id, path, unit_mtime, known in rows:
+        if known == unit_mtime:
+            continue
+        key = (int(file_id), int(unit_mtime))
+        if key not in read:
+            read[key] = _digest_if_not_newer(str(path), int(unit_mtime))
+        digest = read[key]
+        if digest is None:
+            drop.append((int(file_id),))
+        else:
+            put.append((*key, *digest))
+    return put, drop
+
+
 class WriteSide:
     """Units, failures, liveness and garbage (mixed into Database; the server's writes)."""
 
@@ -373,17 +395,8 @@ class WriteSide:
             " JOIN files f ON f.id = u.main_file_id LEFT JOIN source_digests d ON d.file_id = f.id"
             " WHERE u.live = 1 GROUP BY f.id"
         ).fetchall()
-        put: list[tuple[int, int, int, bytes]] = []
-        drop: list[tuple[int]] = []
         read: dict[tuple[int, int], tuple[int, bytes] | None] = {}
-        for file_id, path, unit_mtime, known in rows:
-            if known == unit_mtime:
-                continue
-            digest = read[(int(file_id), int(unit_mtime))] = _digest_if_not_newer(str(path), int(unit_mtime))
-            if digest is None:
-                drop.append((int(file_id),))
-            else:
-                put.append((int(file_id), int(unit_mtime), *digest))
+        put, drop = _digests_to_write(rows, read)
         # The same for each file's newest unit of a build (the overlay's left out): the content
         # its module was compiled from, which the overlay asks (`ReadSide.built_digests`) after
         # the overlay's own unit has taken the file's place above.
@@ -392,17 +405,7 @@ class WriteSide:
             " JOIN files f ON f.id = u.main_file_id LEFT JOIN build_digests b ON b.file_id = f.id"
             " WHERE u.is_system = 0 AND u.name NOT LIKE 'overlay:%' GROUP BY f.id"
         ).fetchall()
-        put_built: list[tuple[int, int, int, bytes]] = []
-        drop_built: list[tuple[int]] = []
-        for file_id, path, unit_mtime, known in built:
-            if known == unit_mtime:
-                continue
-            key = (int(file_id), int(unit_mtime))
-            digest = read[key] if key in read else _digest_if_not_newer(str(path), int(unit_mtime))
-            if digest is None:
-                drop_built.append((int(file_id),))
-            else:
-                put_built.append((int(file_id), int(unit_mtime), *digest))
+        put_built, drop_built = _digests_to_write(built, read)
         if put or drop or put_built or drop_built:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
