@@ -35,8 +35,21 @@ FRESH_LIMIT_S = 120.0
 
 
 async def _answer_sites(engine: Engine, root: Path, usr: str) -> tuple[set[Site], dict[str, Any]]:
-    answer = await engine.find_references(usr=usr, project_path=str(root), max_results=500)
-    return {site.key for site in answer.sites}, dict(answer.to_json())
+    """Every site of the answer, page after page (the hub function has 1,752 sites at L: a
+    first page of 500 never showed the new one, so L's transitions were all timed out), and
+    the first page's answer (its completeness)."""
+    sites: set[Site] = set()
+    first: dict[str, Any] | None = None
+    offset: int | None = 0
+    while offset is not None:
+        answer = await engine.find_references(usr=usr, project_path=str(root), max_results=500, offset=offset)
+        page = dict(answer.to_json())
+        first = first or page
+        sites |= {site.key for site in answer.sites}
+        following = page.get("nextOffset")
+        offset = following if isinstance(following, int) else None
+    assert first is not None
+    return sites, first
 
 
 async def edit_to_fresh(root: Path, cache: Path, edits: list[dict[str, str]]) -> dict[str, Any]:
