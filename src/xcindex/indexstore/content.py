@@ -38,7 +38,12 @@ def not_as_indexed(store_path: str | os.PathLike[str], newer: list[str]) -> list
                 " FROM files f JOIN source_digests d ON d.file_id = f.id WHERE f.path = ?",
                 (os.path.realpath(path),),
             ).fetchone()
-            if row is None or row[3] is None or row[0] != row[3] or not _holds(path, row[1], bytes(row[2])):
+            if (
+                row is None
+                or row[3] is None
+                or row[0] != row[3]
+                or not has_content(path, row[1], bytes(row[2]))
+            ):
                 kept.append(path)
     except sqlite3.Error:
         return newer
@@ -47,7 +52,8 @@ def not_as_indexed(store_path: str | os.PathLike[str], newer: list[str]) -> list
     return kept
 
 
-def _holds(path: str, size: int, digest: bytes) -> bool:
+def has_content(path: str, size: int, digest: bytes) -> bool:
+    """Whether the file at `path` now has this size and content digest."""
     try:
         with open(path, "rb") as source:
             data = source.read()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from xcindex.indexstore.content import content_digest
+from xcindex.indexstore.content import has_content
 from xcindex.project.realpaths import RealPaths
 from xcindex.project.watch import skipped
 
@@ -205,18 +205,6 @@ def description_mtime_ns(build_dir: Path) -> int:
         return 0
 
 
-def _holds(path: str, content: tuple[int, bytes] | None) -> bool:
-    """Whether `path` has this (size, digest) content."""
-    if content is None:
-        return False
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return False
-    return len(data) == content[0] and content_digest(data) == content[1]
-
-
 def _mtime_ns(path: str) -> int:
     try:
         return os.stat(path).st_mtime_ns
@@ -315,7 +303,8 @@ class SourceMap:
                 continue
             current = self.as_it_is_now(invocation, built_ns=built_ns, also=also)
             if current.sources != invocation.sources or any(
-                _mtime_ns(source) > built_ns and not _holds(source, as_built.get(source))
+                _mtime_ns(source) > built_ns
+                and not ((known := as_built.get(source)) is not None and has_content(source, *known))
                 for source in current.sources
             ):
                 changed.append(current)
